@@ -1,0 +1,167 @@
+/**
+ * The component cache: transpiled and instrumented plugins, kept by the
+ * sha256 of their `plugin.wasm` in `$XDG_CACHE_HOME/sausage/` (or
+ * `~/.cache/sausage/`, or `--cache-dir`), shared by all worlds.
+ *
+ * A cache entry is a folder written under a temporary name and renamed into
+ * place, so a crash or a second host never sees half an entry.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { PROVIDED_INTERFACES } from "../../runtime/wasi/provided.ts";
+import {
+  ComponentError,
+  transpileComponent,
+  type TranspiledComponent,
+  TRANSPILER_FINGERPRINT,
+} from "./transpile.ts";
+
+/** The cache folder: `override`, else `$XDG_CACHE_HOME/sausage`, else `~/.cache/sausage`. */
+export function resolveCacheDir(override?: string): string {
+  if (override) return override;
+  const xdg = Deno.env.get("XDG_CACHE_HOME");
+  if (xdg) return join(xdg, "sausage");
+  const home = Deno.env.get("HOME") ?? Deno.env.get("USERPROFILE");
+  if (!home) {
+    throw new Error("cannot find a cache folder: set HOME or XDG_CACHE_HOME, or pass --cache-dir");
+  }
+  return join(home, ".cache", "sausage");
+}
+
+/** A component ready to run: glue source and compiled core modules. */
+export interface LoadedComponent {
+  /** sha256 of the component bytes, hex. The version of a plugin. */
+  hash: string;
+  /** The jco glue module source. */
+  js: string;
+  /** Compiled, instrumented core modules by file name. */
+  modules: Record<string, WebAssembly.Module>;
+  /** Imported interfaces, e.g. `wasi:cli/stdout`. */
+  imports: string[];
+}
+
+interface EntryMeta {
+  fingerprint: string;
+  imports: string[];
+  exports: string[];
+  modules: string[];
+  loops: number;
+}
+
+/** Hex sha256 of bytes. */
+export async function sha256Hex(bytes: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Checks that every interface a component imports is one Sausage provides. */
+export function checkImports(imports: string[], name: string): void {
+  const missing = imports.filter((i) => !PROVIDED_INTERFACES.has(i.replace(/@.*$/, "")));
+  if (missing.length > 0) {
+    throw new ComponentError(
+      `${name} imports ${missing.join(", ")}, which Sausage does not provide. ` +
+        `A plugin may import: ${[...PROVIDED_INTERFACES].sort().join(", ")}.`,
+    );
+  }
+}
+
+/** Loads components from the cache, transpiling on a miss. */
+export class ComponentCache {
+  readonly dir: string;
+  readonly #inFlight = new Map<string, Promise<LoadedComponent>>();
+  readonly #loaded = new Map<string, LoadedComponent>();
+  /** Told about problems that do not stop a load (a cache that cannot be written). */
+  onWarning?: (message: string) => void;
+
+  constructor(dir: string) {
+    this.dir = dir;
+  }
+
+  /** The component for `bytes`; `name` labels errors (e.g. `plugins/notes/plugin.wasm`). */
+  async load(bytes: Uint8Array, name: string): Promise<LoadedComponent> {
+    const hash = await sha256Hex(bytes);
+    const known = this.#loaded.get(hash);
+    if (known) return known;
+    let pending = this.#inFlight.get(hash);
+    if (!pending) {
+      pending = this.#load(hash, bytes, name).finally(() => this.#inFlight.delete(hash));
+      this.#inFlight.set(hash, pending);
+    }
+    return await pending;
+  }
+
+  /** Forgets compiled modules of a version no process uses any more. */
+  forget(hash: string): void {
+    this.#loaded.delete(hash);
+  }
+
+  async #load(hash: string, bytes: Uint8Array, name: string): Promise<LoadedComponent> {
+    const entryDir = join(this.dir, "components", hash);
+    let component = await this.#read(entryDir);
+    if (!component) {
+      const transpiled = await transpileComponent(bytes, name);
+      checkImports(transpiled.imports, name);
+      try {
+        await this.#write(entryDir, transpiled);
+      } catch (e) {
+        // a full disk or a read-only cache costs speed, not correctness
+        this.onWarning?.(`cannot write the component cache in ${entryDir}: ${e}`);
+      }
+      component = transpiled;
+    }
+    checkImports(component.imports, name);
+    const modules: Record<string, WebAssembly.Module> = {};
+    for (const [file, content] of Object.entries(component.modules)) {
+      modules[file] = await WebAssembly.compile(content as Uint8Array<ArrayBuffer>);
+    }
+    const loaded = { hash, js: component.js, modules, imports: component.imports };
+    this.#loaded.set(hash, loaded);
+    return loaded;
+  }
+
+  async #read(entryDir: string): Promise<TranspiledComponent | null> {
+    let meta: EntryMeta;
+    try {
+      meta = JSON.parse(await Deno.readTextFile(join(entryDir, "meta.json")));
+    } catch {
+      return null;
+    }
+    if (meta.fingerprint !== TRANSPILER_FINGERPRINT) return null;
+    try {
+      const js = await Deno.readTextFile(join(entryDir, "plugin.js"));
+      const modules: Record<string, Uint8Array> = {};
+      for (const file of meta.modules) modules[file] = await Deno.readFile(join(entryDir, file));
+      return { js, modules, imports: meta.imports, exports: meta.exports, loops: meta.loops };
+    } catch {
+      return null; // a damaged entry: transpile again
+    }
+  }
+
+  async #write(entryDir: string, c: TranspiledComponent): Promise<void> {
+    const parent = join(this.dir, "components");
+    await Deno.mkdir(parent, { recursive: true });
+    const tmp = await Deno.makeTempDir({ dir: parent, prefix: ".tmp-" });
+    try {
+      await Deno.writeTextFile(join(tmp, "plugin.js"), c.js);
+      for (const [file, content] of Object.entries(c.modules)) {
+        await Deno.writeFile(join(tmp, file), content);
+      }
+      const meta: EntryMeta = {
+        fingerprint: TRANSPILER_FINGERPRINT,
+        imports: c.imports,
+        exports: c.exports,
+        modules: Object.keys(c.modules),
+        loops: c.loops,
+      };
+      // meta.json last: an entry without it is never read
+      await Deno.writeTextFile(join(tmp, "meta.json"), JSON.stringify(meta, null, 2));
+      await Deno.remove(entryDir, { recursive: true }).catch(() => {});
+      await Deno.rename(tmp, entryDir);
+    } catch (e) {
+      await Deno.remove(tmp, { recursive: true }).catch(() => {});
+      // another host may have written the same entry first: that one is as good
+      if (!(await this.#read(entryDir))) throw e;
+    }
+  }
+}

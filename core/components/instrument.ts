@@ -1,0 +1,224 @@
+/**
+ * Instruments a core wasm module so that the host can preempt and kill it.
+ *
+ * `worker.terminate()` cannot stop a worker that spins in wasm, and V8 offers
+ * no epoch interruption. So each loop header gets a check of a per-instance
+ * cell in a small shared memory that the host writes from another thread:
+ *
+ * ```wat
+ * (if (i32.load $sausage_interrupts (global.get $sausage_cell))
+ *   (then (if (call $sausage_interrupted (global.get $sausage_in_host))
+ *     (then (call $sausage_yield)))))
+ * ```
+ *
+ * `interrupted` is a plain import: it traps for a kill and says whether to
+ * yield. `yield` is a JSPI-suspending import. Suspending is only possible
+ * when no JS frame sits between the guest and its `promising` entry, which is
+ * not the case while the host lowers a result into guest memory (it calls
+ * `cabi_realloc`, which loops). So every call to an imported function is
+ * bracketed by a module-local flag, `in_host`, and the host never yields
+ * while it is set. Kills work anywhere.
+ *
+ * @module
+ */
+import binaryen from "binaryen";
+import { INTERRUPT_MODULE } from "../../runtime/messages.ts";
+/** Bump when the instrumentation changes: it is part of the cache key. */
+export const INSTRUMENTATION_VERSION = 1;
+
+// deno-lint-ignore no-explicit-any
+const B = binaryen as any;
+type Ref = number;
+
+const none = (): Ref[] => [];
+function fields(cls: Record<string, (e: Ref) => Ref>, ...names: string[]) {
+  const getters = names.map((n) => cls[`get${n}`]);
+  return (e: Ref) => getters.map((get) => get(e));
+}
+function list(count: (e: Ref) => number, at: (e: Ref, i: number) => Ref) {
+  return (e: Ref) => {
+    const out: Ref[] = [];
+    const n = count(e);
+    for (let i = 0; i < n; i++) out.push(at(e, i));
+    return out;
+  };
+}
+
+/**
+ * The child expressions of each expression kind. A kind missing here fails
+ * the instrumentation loudly rather than leaving a loop unchecked.
+ */
+const CHILDREN: Record<number, (e: Ref) => Ref[]> = {
+  [B.BlockId]: list(B.Block.getNumChildren, B.Block.getChildAt),
+  [B.IfId]: fields(B.If, "Condition", "IfTrue", "IfFalse"),
+  [B.LoopId]: fields(B.Loop, "Body"),
+  [B.BreakId]: fields(B.Break, "Condition", "Value"),
+  [B.SwitchId]: fields(B.Switch, "Condition", "Value"),
+  [B.CallId]: list(B.Call.getNumOperands, B.Call.getOperandAt),
+  [B.CallIndirectId]: (e) => [
+    B.CallIndirect.getTarget(e),
+    ...list(B.CallIndirect.getNumOperands, B.CallIndirect.getOperandAt)(e),
+  ],
+  [B.LocalGetId]: none,
+  [B.LocalSetId]: fields(B.LocalSet, "Value"),
+  [B.GlobalGetId]: none,
+  [B.GlobalSetId]: fields(B.GlobalSet, "Value"),
+  [B.LoadId]: fields(B.Load, "Ptr"),
+  [B.StoreId]: fields(B.Store, "Ptr", "Value"),
+  [B.ConstId]: none,
+  [B.UnaryId]: fields(B.Unary, "Value"),
+  [B.BinaryId]: fields(B.Binary, "Left", "Right"),
+  [B.SelectId]: fields(B.Select, "IfTrue", "IfFalse", "Condition"),
+  [B.DropId]: fields(B.Drop, "Value"),
+  [B.ReturnId]: fields(B.Return, "Value"),
+  [B.MemorySizeId]: none,
+  [B.MemoryGrowId]: fields(B.MemoryGrow, "Delta"),
+  [B.NopId]: none,
+  [B.UnreachableId]: none,
+  [B.AtomicRMWId]: fields(B.AtomicRMW, "Ptr", "Value"),
+  [B.AtomicCmpxchgId]: fields(B.AtomicCmpxchg, "Ptr", "Expected", "Replacement"),
+  [B.AtomicWaitId]: fields(B.AtomicWait, "Ptr", "Expected", "Timeout"),
+  [B.AtomicNotifyId]: fields(B.AtomicNotify, "Ptr", "NotifyCount"),
+  [B.AtomicFenceId]: none,
+  [B.SIMDExtractId]: fields(B.SIMDExtract, "Vec"),
+  [B.SIMDReplaceId]: fields(B.SIMDReplace, "Vec", "Value"),
+  [B.SIMDShuffleId]: fields(B.SIMDShuffle, "Left", "Right"),
+  [B.SIMDTernaryId]: fields(B.SIMDTernary, "A", "B", "C"),
+  [B.SIMDShiftId]: fields(B.SIMDShift, "Vec", "Shift"),
+  [B.SIMDLoadId]: fields(B.SIMDLoad, "Ptr"),
+  [B.SIMDLoadStoreLaneId]: fields(B.SIMDLoadStoreLane, "Ptr", "Vec"),
+  [B.MemoryInitId]: fields(B.MemoryInit, "Dest", "Offset", "Size"),
+  [B.DataDropId]: none,
+  [B.MemoryCopyId]: fields(B.MemoryCopy, "Dest", "Source", "Size"),
+  [B.MemoryFillId]: fields(B.MemoryFill, "Dest", "Value", "Size"),
+  [B.PopId]: none,
+  [B.RefNullId]: none,
+  [B.RefIsNullId]: fields(B.RefIsNull, "Value"),
+  [B.RefFuncId]: none,
+  [B.RefEqId]: fields(B.RefEq, "Left", "Right"),
+  [B.RefAsId]: fields(B.RefAs, "Value"),
+  [B.TableGetId]: fields(B.TableGet, "Index"),
+  [B.TableSetId]: fields(B.TableSet, "Index", "Value"),
+  [B.TableSizeId]: none,
+  [B.TableGrowId]: fields(B.TableGrow, "Value", "Delta"),
+  [B.TupleMakeId]: list(B.TupleMake.getNumOperands, B.TupleMake.getOperandAt),
+  [B.TupleExtractId]: fields(B.TupleExtract, "Tuple"),
+};
+
+/** What the instrumentation did, for the cache metadata and tests. */
+export interface InstrumentReport {
+  /** Loop headers that got a check. */
+  loops: number;
+  /** Calls to imported functions that got the `in_host` bracket. */
+  hostCalls: number;
+}
+
+/** Raised for a module that cannot be instrumented (the message says why). */
+export class InstrumentError extends Error {
+  override name = "InstrumentError";
+}
+
+const IRQ_MEMORY = "sausage$interrupts";
+const CELL = "sausage$cell";
+const IN_HOST = "sausage$in_host";
+const INTERRUPTED = "sausage$interrupted";
+const YIELD = "sausage$yield";
+
+/**
+ * Adds the interrupt checks to `bytes` (a core module) and returns the new
+ * module. A module without loops is returned unchanged.
+ */
+export function instrument(bytes: Uint8Array): { bytes: Uint8Array; report: InstrumentReport } {
+  B.setDebugInfo(true); // keep the name section: traps then name the function
+  const mod = binaryen.readBinary(bytes);
+  try {
+    return _instrumentModule(mod, bytes);
+  } finally {
+    mod.dispose();
+  }
+}
+
+function _instrumentModule(mod: binaryen.Module, original: Uint8Array) {
+  const report: InstrumentReport = { loops: 0, hostCalls: 0 };
+  const functions: Ref[] = [];
+  const imported = new Map<string, Ref>();
+  for (let i = 0; i < mod.getNumFunctions(); i++) {
+    const f = mod.getFunctionByIndex(i);
+    const info = binaryen.getFunctionInfo(f);
+    if (info.module) imported.set(info.name, f);
+    else functions.push(f);
+  }
+
+  // First pass: find loops and calls to imports, so that a module without
+  // loops stays byte-for-byte as it was.
+  const loops: Ref[] = [];
+  const importCalls: Ref[] = [];
+  for (const f of functions) {
+    const stack: Ref[] = [B._BinaryenFunctionGetBody(f)];
+    while (stack.length > 0) {
+      const e = stack.pop()!;
+      if (!e) continue;
+      const id = B._BinaryenExpressionGetId(e);
+      const children = CHILDREN[id];
+      if (!children) {
+        throw new InstrumentError(
+          `unsupported wasm instruction (binaryen expression id ${id}) in function ` +
+            `${binaryen.getFunctionInfo(f).name}: Sausage cannot make it preemptible`,
+        );
+      }
+      for (const child of children(e)) if (child) stack.push(child);
+      if (id === B.LoopId) loops.push(e);
+      else if (id === B.CallId && imported.has(B.Call.getTarget(e))) importCalls.push(e);
+    }
+  }
+  if (loops.length === 0) return { bytes: original, report };
+
+  mod.setFeatures(mod.getFeatures() | binaryen.Features.Atomics | binaryen.Features.MultiMemory);
+  mod.addMemoryImport(IRQ_MEMORY, INTERRUPT_MODULE, "interrupts", true);
+  mod.addGlobalImport(CELL, INTERRUPT_MODULE, "cell", binaryen.i32, false);
+  mod.addFunctionImport(INTERRUPTED, INTERRUPT_MODULE, "interrupted", binaryen.i32, binaryen.i32);
+  mod.addFunctionImport(YIELD, INTERRUPT_MODULE, "yield", binaryen.none, binaryen.none);
+  mod.addGlobal(IN_HOST, binaryen.i32, true, mod.i32.const(0));
+
+  // Each imported function gets a bracketing wrapper; calls are redirected.
+  const wrappers = new Map<string, string>();
+  for (const [name, f] of imported) {
+    const info = binaryen.getFunctionInfo(f);
+    const params = binaryen.expandType(info.params);
+    const args = params.map((type, i) => mod.local.get(i, type));
+    const call = mod.call(name, args, info.results);
+    const enter = mod.global.set(IN_HOST, mod.i32.const(1));
+    const leave = mod.global.set(IN_HOST, mod.i32.const(0));
+    let body: Ref;
+    let vars: number[] = [];
+    if (info.results === binaryen.none) {
+      body = mod.block(null, [enter, call, leave], binaryen.none);
+    } else {
+      const result = params.length;
+      vars = [info.results];
+      body = mod.block(null, [
+        enter,
+        mod.local.set(result, call),
+        leave,
+        mod.local.get(result, info.results),
+      ], info.results);
+    }
+    const wrapper = `sausage$host$${name}`;
+    mod.addFunction(wrapper, info.params, info.results, vars, body);
+    wrappers.set(name, wrapper);
+  }
+  for (const call of importCalls) {
+    B.Call.setTarget(call, wrappers.get(B.Call.getTarget(call)));
+    report.hostCalls++;
+  }
+
+  for (const loop of loops) {
+    const body = B.Loop.getBody(loop);
+    const flag = mod.i32.load(0, 4, mod.global.get(CELL, binaryen.i32), IRQ_MEMORY);
+    const decide = mod.call(INTERRUPTED, [mod.global.get(IN_HOST, binaryen.i32)], binaryen.i32);
+    const check = mod.if(flag, mod.if(decide, mod.call(YIELD, [], binaryen.none)));
+    B.Loop.setBody(loop, mod.block(null, [check, body], binaryen.getExpressionType(body)));
+    report.loops++;
+  }
+  return { bytes: mod.emitBinary(), report };
+}

@@ -1,0 +1,178 @@
+/**
+ * The core API (PROTOCOL section 9): the `core.*` methods. Everything else
+ * is a file.
+ *
+ * @module
+ */
+import { ErrorCode, type Id, RpcError } from "./jsonrpc.ts";
+import { type Journal, type LogQuery, QueryError } from "./journal.ts";
+import type { LockTable } from "./locks.ts";
+import type { Peer } from "./process.ts";
+import type { ProcessManager } from "./processes.ts";
+import { NO_ANSWER, type Router } from "./router.ts";
+
+/** What the core API needs from the host. */
+export interface CoreApiDeps {
+  processes: ProcessManager;
+  router: Router;
+  locks: LockTable;
+  journal: Journal;
+  /** `core.exit`: stop the host with exit code 75. */
+  requestExit: () => void;
+}
+
+type Params = Record<string, unknown>;
+type Handler = (caller: Peer, params: Params, id: Id | undefined) => unknown | Promise<unknown>;
+
+function invalid(message: string): RpcError {
+  return new RpcError(ErrorCode.InvalidParams, message);
+}
+
+function requireString(params: Params, name: string, method: string): string {
+  const v = params[name];
+  if (typeof v !== "string" || v === "") {
+    throw invalid(`core.${method} needs "${name}", a non-empty string`);
+  }
+  return v;
+}
+
+function optionalBoolean(params: Params, name: string, method: string): boolean | undefined {
+  const v = params[name];
+  if (v !== undefined && typeof v !== "boolean") {
+    throw invalid(`core.${method}: "${name}" must be true or false`);
+  }
+  return v as boolean | undefined;
+}
+
+function optionalObject(params: Params, name: string, method: string): Params {
+  const v = params[name];
+  if (v === undefined) return {};
+  if (typeof v !== "object" || v === null || Array.isArray(v)) {
+    throw invalid(`core.${method}: "${name}" must be an object (params are by name)`);
+  }
+  return v as Params;
+}
+
+/** The `core.*` methods. */
+export class CoreApi {
+  readonly #d: CoreApiDeps;
+  readonly #methods: Record<string, Handler>;
+
+  constructor(deps: CoreApiDeps) {
+    this.#d = deps;
+    this.#methods = {
+      call: (caller, p, id) => this.#call(caller, p, id),
+      notify: (caller, p) => this.#notify(caller, p),
+      stop: (_caller, p) => this.#stop(p),
+      kill: (_caller, p) => this.#kill(p),
+      lock: (caller, p) => this.#lock(caller, p),
+      unlock: (caller, p) => this.#unlock(caller, p),
+      log: (_caller, p) => this.#log(p),
+      exit: () => this.#exit(),
+    };
+  }
+
+  /** Names of the methods, for `help` and errors. */
+  get methods(): string[] {
+    return Object.keys(this.#methods).map((m) => `core.${m}`);
+  }
+
+  /** A request: the result, or {@linkcode NO_ANSWER} when the answer comes later by itself. */
+  async request(caller: Peer, id: Id, method: string, params: Params): Promise<unknown> {
+    return await this.#handler(method)(caller, params, id);
+  }
+
+  /** A notification: no answer. */
+  async notify(caller: Peer, method: string, params: Params): Promise<void> {
+    await this.#handler(method)(caller, params, undefined);
+  }
+
+  #handler(method: string): Handler {
+    const handler = Object.hasOwn(this.#methods, method) ? this.#methods[method] : undefined;
+    if (!handler) {
+      throw new RpcError(
+        ErrorCode.MethodNotFound,
+        `the core has no method "core.${method}"; it has ${this.methods.join(", ")} ` +
+          "(see /proc/core/PROTOCOL.md, section 9)",
+      );
+    }
+    return handler;
+  }
+
+  async #call(caller: Peer, p: Params, id: Id | undefined) {
+    const method = requireString(p, "method", "call");
+    const params = optionalObject(p, "params", "call");
+    const detach = optionalBoolean(p, "detach", "call") ?? false;
+    await this.#d.router.call(caller, id, method, params, { detach });
+    return NO_ANSWER;
+  }
+
+  #notify(caller: Peer, p: Params) {
+    const name = requireString(p, "name", "notify");
+    this.#d.router.forwardNotify(caller, name, p.params);
+    return {};
+  }
+
+  #process(p: Params, method: string) {
+    const pid = requireString(p, "pid", method);
+    const process = this.#d.processes.get(pid);
+    if (!process) throw invalid(`core.${method}: there is no running process ${pid}`);
+    return process;
+  }
+
+  async #stop(p: Params) {
+    const process = this.#process(p, "stop");
+    await this.#d.processes.stop(process, "core.stop");
+    return {};
+  }
+
+  async #kill(p: Params) {
+    const process = this.#process(p, "kill");
+    await this.#d.processes.kill(process, "core.kill");
+    return {};
+  }
+
+  async #lock(caller: Peer, p: Params) {
+    const path = requireString(p, "path", "lock");
+    const wait = optionalBoolean(p, "wait", "lock") ?? true;
+    const held = await this.#d.locks.acquire(path, caller.name, wait);
+    return { held };
+  }
+
+  #unlock(caller: Peer, p: Params) {
+    const path = requireString(p, "path", "unlock");
+    this.#d.locks.release(path, caller.name);
+    return {};
+  }
+
+  #log(p: Params) {
+    const query: LogQuery = {};
+    for (const name of ["plugin", "pid", "grep"] as const) {
+      if (p[name] === undefined) continue;
+      if (typeof p[name] !== "string") throw invalid(`core.log: "${name}" must be a string`);
+      query[name] = p[name] as string;
+    }
+    for (const name of ["since", "until"] as const) {
+      if (p[name] === undefined) continue;
+      if (typeof p[name] !== "string" && typeof p[name] !== "number") {
+        throw invalid(`core.log: "${name}" must be an ISO 8601 time, milliseconds, or an entry id`);
+      }
+      query[name] = p[name] as string | number;
+    }
+    if (p.limit !== undefined) {
+      if (typeof p.limit !== "number") throw invalid(`core.log: "limit" must be a number`);
+      query.limit = p.limit;
+    }
+    try {
+      return { entries: this.#d.journal.query(query) };
+    } catch (e) {
+      if (e instanceof QueryError) throw invalid(`core.log: ${e.message}`);
+      throw e;
+    }
+  }
+
+  #exit() {
+    setTimeout(() => this.#d.requestExit(), 0); // after the answer went out
+    return {};
+  }
+}

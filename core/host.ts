@@ -1,0 +1,155 @@
+/**
+ * The host: runs one world. It checks and locks the world, opens the
+ * journal, starts the plugin workers, routes calls, starts the services, and
+ * shuts everything down in parallel.
+ *
+ * @module
+ */
+import { Client } from "./client.ts";
+import { ComponentCache } from "./components/cache.ts";
+import { CoreApi } from "./core_api.ts";
+import { Journal } from "./journal.ts";
+import { LockTable } from "./locks.ts";
+import { WorkerPool } from "./pool.ts";
+import { ProcessManager } from "./processes.ts";
+import { Router } from "./router.ts";
+import { readServices, startServices } from "./services.ts";
+import { HostLock, World } from "./world.ts";
+
+/** Exit code after `core.exit`. */
+export const EXIT_CODE_CORE_EXIT = 75;
+
+/** Options of a host. */
+export interface HostOptions {
+  /** The world folder. */
+  world: string;
+  /** The component cache folder. */
+  cacheDir: string;
+  /** Plugin workers (default: cores, at least 2). */
+  workers?: number;
+  /** Start the services of boot.yaml (default true). */
+  services?: boolean;
+  /** Messages for the person running the host (service failures, journal trouble). */
+  onNote?: (text: string) => void;
+}
+
+/** A running world. */
+export class Host {
+  readonly world: World;
+  readonly journal: Journal;
+  readonly cache: ComponentCache;
+  readonly pool: WorkerPool;
+  readonly locks = new LockTable();
+  readonly processes: ProcessManager;
+  readonly router: Router;
+  readonly core: CoreApi;
+  /** The client for calls the core itself makes (services): parent `core`. */
+  readonly coreClient: Client;
+  /** Settles once the services of boot.yaml were started (or failed). */
+  readonly servicesStarted: Promise<void>;
+  /** Resolves with an exit code when something asked the host to stop (`core.exit`). */
+  readonly exitRequested: Promise<number>;
+  readonly #lock: HostLock;
+  readonly #requestExit: (code: number) => void;
+  #shutdown: Promise<void> | undefined;
+
+  private constructor(world: World, lock: HostLock, options: HostOptions) {
+    this.world = world;
+    this.#lock = lock;
+    const note = options.onNote ?? (() => {});
+    this.journal = new Journal(world.journalPath);
+    this.journal.onTrouble = note;
+    this.cache = new ComponentCache(options.cacheDir);
+    this.cache.onWarning = (m) => {
+      this.journal.event(null, null, `warning: ${m}`);
+      note(m);
+    };
+    this.pool = new WorkerPool({
+      size: options.workers,
+      permissions: { read: [world.root], write: [world.root], net: true },
+      onFault: (m) => this.journal.event(null, null, `plugin worker fault: ${m}`),
+    });
+    this.processes = new ProcessManager({
+      world,
+      cache: this.cache,
+      pool: this.pool,
+      journal: this.journal,
+      locks: this.locks,
+    });
+    this.router = new Router(this.processes, this.journal);
+    const exit = Promise.withResolvers<number>();
+    this.exitRequested = exit.promise;
+    this.#requestExit = exit.resolve;
+    this.core = new CoreApi({
+      processes: this.processes,
+      router: this.router,
+      locks: this.locks,
+      journal: this.journal,
+      requestExit: () => this.#requestExit(EXIT_CODE_CORE_EXIT),
+    });
+    this.router.core = this.core;
+    this.coreClient = new Client("core", this.router);
+    this.servicesStarted = Promise.resolve();
+  }
+
+  /** Checks and locks the world, and starts everything. */
+  static async start(options: HostOptions): Promise<Host> {
+    const world = new World(options.world);
+    await world.check();
+    const lock = await HostLock.acquire(world);
+    let host: Host;
+    try {
+      host = new Host(world, lock, options);
+      await host.pool.start();
+    } catch (e) {
+      lock.release();
+      throw e;
+    }
+    host.journal.event(null, null, `host start: world ${world.root}, pid ${Deno.pid}`);
+    if (options.services ?? true) {
+      (host as { servicesStarted: Promise<void> }).servicesStarted = host.#startServices(
+        options.onNote ?? (() => {}),
+      );
+    }
+    return host;
+  }
+
+  /** A client for calls from outside, e.g. `console` (its name is the parent of what it calls). */
+  client(name: string): Client {
+    return new Client(name, this.router);
+  }
+
+  /**
+   * Stops every process in parallel (killing those that take more than 5 s),
+   * then the workers, the journal and the lock. Safe to call twice.
+   */
+  shutdown(): Promise<void> {
+    this.#shutdown ??= this.#doShutdown();
+    return this.#shutdown;
+  }
+
+  /** Kills every process now (a second interrupt during shutdown). */
+  async killAll(): Promise<void> {
+    await this.processes.killAll("the host was interrupted twice");
+  }
+
+  async #doShutdown(): Promise<void> {
+    this.journal.event(null, null, "host stop: stopping every process");
+    await this.processes.shutdown();
+    this.pool.close();
+    this.journal.event(null, null, "host stopped");
+    this.journal.close();
+    this.#lock.release();
+  }
+
+  async #startServices(note: (text: string) => void): Promise<void> {
+    try {
+      const services = await readServices(this.world.bootPath);
+      await startServices(services, this.coreClient, this.journal, note);
+    } catch (e) {
+      const text = `services not started: ${(e as Error).message}`;
+      this.journal.event(null, null, text);
+      note(text);
+    }
+  }
+}

@@ -1,0 +1,306 @@
+/**
+ * The pool of plugin workers, seen from the host's main thread.
+ *
+ * A process is a component instance on one of a few workers (about one per
+ * core): a fresh instance in a warm worker costs about 2 ms, a fresh worker
+ * 40 ms. Each worker gets a small shared memory of interrupt cells, one per
+ * process; a 10 ms ticker asks long runners to yield, and a kill sets the
+ * cell so that even a spinning guest traps at its next loop header.
+ *
+ * New processes go to the least loaded worker that is not computing. When
+ * every worker computes, the pool grows (up to a limit) and shrinks again
+ * when the extra workers idle.
+ *
+ * @module
+ */
+import type { LoadedComponent } from "./components/cache.ts";
+import {
+  type DirectoryMount,
+  type ExitReport,
+  type FromWorker,
+  HEARTBEAT_SLOT,
+  Interrupt,
+  SLICE_MS,
+  type StdioMode,
+  type ToWorker,
+} from "../runtime/messages.ts";
+
+/** Receives what one process does. */
+export interface ProcessEvents {
+  /** JSON-RPC messages (and batches) from stdout, plus a count of dropped noise lines. */
+  stdout?(messages: unknown[], discarded: number): void;
+  /** Stderr lines, plus lines dropped by the rate limit. */
+  stderr?(lines: string[], dropped: number): void;
+  /** Raw stdout (1) or stderr (2) bytes, in `raw` mode. */
+  raw?(fd: 1 | 2, data: Uint8Array): void;
+  /** The process ended. Called once, after all its output. */
+  exit(report: ExitReport): void;
+}
+
+/** How to start one process. */
+export interface SpawnOptions {
+  pid: string;
+  env: [string, string][];
+  args: string[];
+  cwd: string;
+  mounts: DirectoryMount[];
+  stdio: StdioMode;
+}
+
+/** Deno permissions of the plugin workers: a second wall behind the VFS. */
+export interface WorkerPermissions {
+  read: string[];
+  write: string[];
+  net: boolean;
+}
+
+/** Options of the pool. */
+export interface PoolOptions {
+  /** Workers kept running (default: the number of cores, at least 2). */
+  size?: number;
+  /** The most workers when all compute (default: 4 × size). */
+  maxSize?: number;
+  permissions: WorkerPermissions;
+  /** Told about worker faults (bugs), for the journal. */
+  onFault?: (message: string) => void;
+}
+
+/** Interrupt cells per worker (one wasm page of i32). */
+const CELLS = 16384;
+/** An extra worker idle this long is stopped. */
+const IDLE_WORKER_MS = 30_000;
+
+interface Running {
+  events: ProcessEvents;
+  cell: number;
+  worker: PluginWorker;
+}
+
+class PluginWorker {
+  readonly index: number;
+  readonly worker: Worker;
+  readonly interrupts = new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
+  readonly cells = new Int32Array(this.interrupts.buffer);
+  readonly loaded = new Set<string>();
+  readonly live = new Set<number>();
+  readonly ready: Promise<void>;
+  #freeCells: number[] = [];
+  #nextCell = 1;
+  yieldsSeen = 0;
+  computing = false;
+  idleSince = performance.now();
+
+  constructor(index: number, permissions: WorkerPermissions, onMessage: (m: FromWorker) => void) {
+    this.index = index;
+    this.worker = new Worker(new URL("../runtime/worker.ts", import.meta.url), {
+      type: "module",
+      name: `sausage-plugins-${index}`,
+      deno: {
+        permissions: {
+          read: permissions.read,
+          write: permissions.write,
+          net: permissions.net,
+          env: false,
+          run: false,
+          ffi: false,
+          sys: false,
+          import: false,
+        },
+      },
+    } as WorkerOptions);
+    this.ready = new Promise((resolve, reject) => {
+      this.worker.onmessage = (e: MessageEvent<FromWorker>) => {
+        if (e.data.t === "ready") {
+          this.worker.onmessage = (e: MessageEvent<FromWorker>) => onMessage(e.data);
+          resolve();
+        }
+      };
+      this.worker.onerror = (e) => {
+        e.preventDefault();
+        reject(new Error(`plugin worker ${index} failed to start: ${e.message}`));
+      };
+    });
+    this.send({ t: "init", index, interrupts: this.interrupts });
+  }
+
+  send(message: ToWorker): void {
+    this.worker.postMessage(message);
+  }
+
+  takeCell(): number {
+    const cell = this.#freeCells.pop() ?? this.#nextCell++;
+    if (cell >= CELLS) throw new Error(`worker ${this.index} runs ${CELLS - 1} processes already`);
+    Atomics.store(this.cells, cell, Interrupt.None);
+    this.live.add(cell);
+    return cell;
+  }
+
+  releaseCell(cell: number): void {
+    this.live.delete(cell);
+    this.#freeCells.push(cell);
+    if (this.live.size === 0) this.idleSince = performance.now();
+  }
+}
+
+/** The plugin workers and the processes on them. */
+export class WorkerPool {
+  readonly #options: Required<Omit<PoolOptions, "onFault">> & Pick<PoolOptions, "onFault">;
+  readonly #workers: PluginWorker[] = [];
+  readonly #processes = new Map<string, Running>();
+  #ticker: ReturnType<typeof setInterval> | undefined;
+  #nextIndex = 0;
+  #closed = false;
+
+  constructor(options: PoolOptions) {
+    const size = options.size ?? Math.max(2, navigator.hardwareConcurrency || 2);
+    this.#options = { size, maxSize: options.maxSize ?? size * 4, ...options };
+  }
+
+  /** Starts the base workers and waits until they are ready. */
+  async start(): Promise<void> {
+    for (let i = 0; i < this.#options.size; i++) this.#addWorker();
+    await Promise.all(this.#workers.map((w) => w.ready));
+  }
+
+  /** Processes running now. */
+  get size(): number {
+    return this.#processes.size;
+  }
+
+  /** Workers running now. */
+  get workers(): number {
+    return this.#workers.length;
+  }
+
+  /** Starts a process of `component`. Events arrive until `exit`. */
+  spawn(component: LoadedComponent, options: SpawnOptions, events: ProcessEvents): void {
+    if (this.#closed) throw new Error("the worker pool is closed");
+    const worker = this.#place();
+    const cell = worker.takeCell();
+    this.#processes.set(options.pid, { events, cell, worker });
+    if (!worker.loaded.has(component.hash)) {
+      worker.loaded.add(component.hash);
+      worker.send({
+        t: "load",
+        hash: component.hash,
+        js: component.js,
+        modules: component.modules,
+      });
+    }
+    worker.send({ t: "spawn", hash: component.hash, cell, ...options });
+    this.#startTicker();
+  }
+
+  /** Sends bytes to the stdin of a process. */
+  write(pid: string, data: Uint8Array): void {
+    this.#processes.get(pid)?.worker.send({ t: "stdin", pid, data });
+  }
+
+  /** Closes the stdin of a process (EOF). */
+  closeStdin(pid: string): void {
+    this.#processes.get(pid)?.worker.send({ t: "eof", pid });
+  }
+
+  /** Kills a process; its `exit` event follows. */
+  kill(pid: string, reason: string): void {
+    const p = this.#processes.get(pid);
+    if (!p) return;
+    Atomics.store(p.worker.cells, p.cell, Interrupt.Kill);
+    p.worker.send({ t: "kill", pid, reason });
+  }
+
+  /** Lets workers drop the glue of a version no process runs any more. */
+  unload(hash: string): void {
+    for (const w of this.#workers) {
+      if (w.loaded.delete(hash)) w.send({ t: "unload", hash });
+    }
+  }
+
+  /** Stops every worker at once (processes die with them). */
+  close(): void {
+    this.#closed = true;
+    if (this.#ticker !== undefined) clearInterval(this.#ticker);
+    for (const w of this.#workers) w.worker.terminate();
+    this.#workers.length = 0;
+  }
+
+  #addWorker(): PluginWorker {
+    const worker = new PluginWorker(
+      this.#nextIndex++,
+      this.#options.permissions,
+      (m) => this.#onMessage(m),
+    );
+    worker.ready.catch((e) => this.#options.onFault?.(String(e)));
+    this.#workers.push(worker);
+    return worker;
+  }
+
+  #place(): PluginWorker {
+    let best: PluginWorker | undefined;
+    for (const w of this.#workers) {
+      if (w.computing) continue;
+      if (!best || w.live.size < best.live.size) best = w;
+    }
+    if (best) return best;
+    // every worker computes: grow for the next processes, use the least loaded now
+    if (this.#workers.length < this.#options.maxSize) {
+      const fresh = this.#addWorker();
+      fresh.computing = false;
+    }
+    return this.#workers.reduce((a, b) => (b.live.size < a.live.size ? b : a));
+  }
+
+  #onMessage(message: FromWorker): void {
+    switch (message.t) {
+      case "stdout":
+        this.#processes.get(message.pid)?.events.stdout?.(message.messages, message.discarded);
+        break;
+      case "stderr":
+        this.#processes.get(message.pid)?.events.stderr?.(message.lines, message.dropped);
+        break;
+      case "raw":
+        this.#processes.get(message.pid)?.events.raw?.(message.fd, message.data);
+        break;
+      case "exit": {
+        const p = this.#processes.get(message.pid);
+        if (!p) break;
+        this.#processes.delete(message.pid);
+        p.worker.releaseCell(p.cell);
+        const { t: _t, pid: _pid, ...report } = message;
+        p.events.exit(report);
+        break;
+      }
+      case "fault":
+        this.#options.onFault?.(message.message);
+        break;
+    }
+  }
+
+  #startTicker(): void {
+    if (this.#ticker !== undefined) return;
+    const ticker = setInterval(() => this.#tick(), SLICE_MS);
+    Deno.unrefTimer(ticker);
+    this.#ticker = ticker;
+  }
+
+  #tick(): void {
+    const now = performance.now();
+    for (const w of [...this.#workers]) {
+      const yields = Atomics.load(w.cells, HEARTBEAT_SLOT);
+      w.computing = yields !== w.yieldsSeen;
+      w.yieldsSeen = yields;
+      for (const cell of w.live) {
+        Atomics.compareExchange(w.cells, cell, Interrupt.None, Interrupt.Yield);
+      }
+      const extra = this.#workers.length > this.#options.size;
+      if (extra && w.live.size === 0 && now - w.idleSince > IDLE_WORKER_MS) {
+        w.worker.terminate();
+        this.#workers.splice(this.#workers.indexOf(w), 1);
+      }
+    }
+    if (this.#processes.size === 0 && this.#ticker !== undefined) {
+      clearInterval(this.#ticker);
+      this.#ticker = undefined;
+    }
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * A process: one run of one plugin version (PROTOCOL section 3), and the
+ * {@linkcode Peer} interface shared by everything that makes calls: processes,
+ * the console, the core itself.
+ *
+ * @module
+ */
+import { type Id, idKey, type Message } from "./jsonrpc.ts";
+import type { ExitReport } from "../runtime/messages.ts";
+
+/** Something that sends calls to the core and receives messages from it. */
+export interface Peer {
+  /** `console`, `core`, or a process ID: what `SAUSAGE_PARENT` says. */
+  readonly name: string;
+  /** Whether messages can still reach it. */
+  readonly alive: boolean;
+  /** Gives it a response or a notification. */
+  deliver(message: Message): void;
+}
+
+/** Lifetime states (PROTOCOL 3.6). */
+export type ProcessState = "running" | "stopping" | "ended";
+
+/** The call that started a process: where its answer goes. */
+export interface Origin {
+  peer: Peer;
+  /** The caller's request ID (the process got its own PID as ID). */
+  id: Id;
+}
+
+/** A call a process made that has not been answered yet. */
+export interface OutgoingCall {
+  method: string;
+  /** The process serving it, when the call went to a plugin. */
+  callee?: Process;
+}
+
+/** How a process ended, as the core reports it. */
+export interface ProcessEnd extends ExitReport {
+  /** The last journal lines of the process. */
+  log: string[];
+}
+
+/** Everything the core knows of one process. */
+export class Process implements Peer {
+  readonly pid: string;
+  readonly plugin: string;
+  /** sha256 of the plugin.wasm this process runs. */
+  readonly version: string;
+  readonly method: string;
+  readonly params: Record<string, unknown>;
+  /** The attached parent, or null for a detached process. */
+  readonly parent: Peer | null;
+  readonly startedAt = new Date();
+  state: ProcessState = "running";
+  /** Attached children: they are stopped when this process ends. */
+  readonly children = new Set<Process>();
+  /** Where the answer goes; null when it was started by a notification. */
+  readonly origin: Origin | null;
+  /** Whether the origin got its answer (a second answer is dropped). */
+  answered = false;
+  /** Calls this process made, by the exact JSON text of their ID. */
+  readonly outgoing = new Map<string, OutgoingCall>();
+  /** Stdout lines dropped because they were not JSON-RPC messages. */
+  discardedLines = 0;
+  /** Settles when the process has ended. */
+  readonly ended: Promise<ProcessEnd>;
+  readonly #resolveEnded: (end: ProcessEnd) => void;
+  readonly #write: (message: Message) => void;
+
+  constructor(init: {
+    pid: string;
+    plugin: string;
+    version: string;
+    method: string;
+    params: Record<string, unknown>;
+    parent: Peer | null;
+    origin: Origin | null;
+    write: (message: Message) => void;
+  }) {
+    this.pid = init.pid;
+    this.plugin = init.plugin;
+    this.version = init.version;
+    this.method = init.method;
+    this.params = init.params;
+    this.parent = init.parent;
+    this.origin = init.origin;
+    this.#write = init.write;
+    const { promise, resolve } = Promise.withResolvers<ProcessEnd>();
+    this.ended = promise;
+    this.#resolveEnded = resolve;
+  }
+
+  get name(): string {
+    return this.pid;
+  }
+
+  /** Messages reach a process while its stdin is open. */
+  get alive(): boolean {
+    return this.state === "running";
+  }
+
+  /** Whether it outlives its caller. */
+  get detached(): boolean {
+    return this.parent === null;
+  }
+
+  /** Writes a message to the process's stdin (dropped once it stops). */
+  deliver(message: Message): void {
+    if (this.state !== "running") return;
+    if (!("method" in message)) this.outgoing.delete(idKey(message.id));
+    this.#write(message);
+  }
+
+  /** Marks the process ended; called once by the process manager. */
+  end(end: ProcessEnd): void {
+    this.state = "ended";
+    this.#resolveEnded(end);
+  }
+
+  /** The `info.json` view (PROTOCOL section 4). */
+  info(): Record<string, unknown> {
+    return {
+      pid: this.pid,
+      plugin: this.plugin,
+      version: this.version,
+      method: this.method,
+      params: this.params,
+      parent: this.parent?.name ?? "core",
+      detached: this.detached,
+      started: this.startedAt.toISOString(),
+      state: this.state,
+    };
+  }
+}

@@ -1,0 +1,322 @@
+/**
+ * The process table: starting a process for each call, the process tree,
+ * stopping and killing, and what happens when a process ends
+ * (PROTOCOL sections 3.3, 3.6 and 3.8).
+ *
+ * @module
+ */
+import { uuidv7 } from "uuidv7";
+import type { ComponentCache, LoadedComponent } from "./components/cache.ts";
+import { error, ErrorCode, type Message, RpcError } from "./jsonrpc.ts";
+import type { Journal } from "./journal.ts";
+import type { LockTable } from "./locks.ts";
+import { pluginNameProblem } from "./names.ts";
+import type { WorkerPool } from "./pool.ts";
+import { type Origin, type Peer, Process, type ProcessEnd } from "./process.ts";
+import type { World } from "./world.ts";
+import type { ExitReport } from "../runtime/messages.ts";
+
+/** How long a stopping process may take before it is killed (PROTOCOL 3.6). */
+export const STOP_GRACE_MS = 5000;
+/** Longest params text in a journal start line. */
+const MAX_PARAMS_IN_JOURNAL = 2000;
+
+/** What a new process serves. */
+export interface StartRequest {
+  plugin: string;
+  method: string;
+  params: Record<string, unknown>;
+  /** The attached parent (it stops the process when it ends); null: detached. */
+  parent: Peer | null;
+  /** Where the answer goes; null for a notification. */
+  origin: Origin | null;
+}
+
+/** Receives the messages processes write. */
+export type MessageHandler = (from: Process, messages: unknown[]) => void;
+
+/** The version of a plugin file as last seen. */
+interface KnownVersion {
+  mtime: number;
+  size: number;
+  component: LoadedComponent;
+}
+
+const encoder = new TextEncoder();
+
+/** All processes of a world. */
+export class ProcessManager {
+  readonly #world: World;
+  readonly #cache: ComponentCache;
+  readonly #pool: WorkerPool;
+  readonly #journal: Journal;
+  readonly #locks: LockTable;
+  readonly #processes = new Map<string, Process>();
+  readonly #versions = new Map<string, KnownVersion>();
+  readonly #killTimers = new Map<string, ReturnType<typeof setTimeout>>();
+  #accepting = true;
+  /** Where messages from processes go (the router). */
+  onMessages: MessageHandler = () => {};
+
+  constructor(deps: {
+    world: World;
+    cache: ComponentCache;
+    pool: WorkerPool;
+    journal: Journal;
+    locks: LockTable;
+  }) {
+    this.#world = deps.world;
+    this.#cache = deps.cache;
+    this.#pool = deps.pool;
+    this.#journal = deps.journal;
+    this.#locks = deps.locks;
+  }
+
+  /** A running or stopping process. */
+  get(pid: string): Process | undefined {
+    return this.#processes.get(pid);
+  }
+
+  /** All processes, oldest first. */
+  list(): Process[] {
+    return [...this.#processes.values()];
+  }
+
+  /** Whether new processes may start (false during shutdown). */
+  get accepting(): boolean {
+    return this.#accepting;
+  }
+
+  /**
+   * Starts a process for a call. Throws an {@linkcode RpcError} when the
+   * plugin does not exist (-32001); a plugin that cannot run still gets a
+   * process ID, and its failure reaches the caller as -32002.
+   */
+  async start(request: StartRequest): Promise<Process> {
+    if (!this.#accepting) {
+      throw new RpcError(ErrorCode.ServerError, "the host is shutting down: no new process starts");
+    }
+    const problem = pluginNameProblem(request.plugin);
+    if (problem) {
+      throw new RpcError(
+        ErrorCode.NoSuchPlugin,
+        `there is no plugin "${request.plugin}": ${problem}`,
+      );
+    }
+    if (!(await this.#world.hasPlugin(request.plugin))) {
+      throw new RpcError(
+        ErrorCode.NoSuchPlugin,
+        `there is no plugin "${request.plugin}" (no plugins/${request.plugin}/plugin.wasm in the world)`,
+      );
+    }
+    const pid = `${request.plugin}-${uuidv7()}`;
+    this.#journal.track(pid);
+    let component: LoadedComponent;
+    try {
+      component = await this.#component(request.plugin);
+    } catch (e) {
+      return this.#failedStart(pid, request, e);
+    }
+    const process = new Process({
+      pid,
+      plugin: request.plugin,
+      version: component.hash,
+      method: request.method,
+      params: request.params,
+      parent: request.parent,
+      origin: request.origin,
+      write: (m) => this.#pool.write(pid, encoder.encode(JSON.stringify(m) + "\n")),
+    });
+    this.#processes.set(pid, process);
+    if (request.parent instanceof Process) request.parent.children.add(process);
+    this.#journal.event(
+      pid,
+      request.plugin,
+      `start ${request.method} ${paramsText(request.params)}`,
+    );
+    const parent = request.parent?.name ?? "core";
+    this.#pool.spawn(component, {
+      pid,
+      env: [["SAUSAGE_PID", pid], ["SAUSAGE_PLUGIN", request.plugin], ["SAUSAGE_PARENT", parent]],
+      args: [request.plugin],
+      cwd: "/",
+      mounts: [{ guestPath: "/", hostPath: this.#world.root }],
+      stdio: "rpc",
+    }, {
+      stdout: (messages, discarded) => this.#stdout(process, messages, discarded),
+      stderr: (lines, dropped) => this.#stderr(process, lines, dropped),
+      exit: (report) => this.#exited(process, report),
+    });
+    const first: Message = request.origin
+      ? { jsonrpc: "2.0", id: pid, method: request.method, params: request.params }
+      : { jsonrpc: "2.0", method: request.method, params: request.params };
+    process.deliver(first);
+    return process;
+  }
+
+  /**
+   * Starts the stopping state: stdin closes (EOF means "stop now"), and the
+   * process is killed if it has not ended after 5 seconds.
+   */
+  stop(process: Process, why: string): Promise<ProcessEnd> {
+    if (process.state !== "running") return process.ended;
+    process.state = "stopping";
+    this.#journal.event(process.pid, process.plugin, `stop: ${why}`);
+    this.#pool.closeStdin(process.pid);
+    process.outgoing.clear(); // its pending calls fail: no answer can reach it now
+    const timer = setTimeout(() => {
+      this.kill(process, `it did not stop within ${STOP_GRACE_MS / 1000} s after ${why}`);
+    }, STOP_GRACE_MS);
+    this.#killTimers.set(process.pid, timer);
+    return process.ended;
+  }
+
+  /** Kills a process at once (also one that computes). */
+  kill(process: Process, why: string): Promise<ProcessEnd> {
+    if (process.state === "ended") return process.ended;
+    this.#journal.event(process.pid, process.plugin, `kill: ${why}`);
+    this.#pool.kill(process.pid, why);
+    return process.ended;
+  }
+
+  /**
+   * Host shutdown: no new process starts, and every process stops in
+   * parallel (killed after 5 s).
+   */
+  async shutdown(): Promise<void> {
+    this.#accepting = false;
+    const all = this.list();
+    await Promise.all(all.map((p) => this.stop(p, "the host is shutting down")));
+  }
+
+  /** Kills everything now (the second Ctrl-C). */
+  async killAll(why: string): Promise<void> {
+    this.#accepting = false;
+    await Promise.all(this.list().map((p) => this.kill(p, why)));
+  }
+
+  /** The loaded component of a plugin's current `plugin.wasm`. */
+  async #component(plugin: string): Promise<LoadedComponent> {
+    const path = this.#world.pluginWasm(plugin);
+    const info = await Deno.stat(path);
+    const mtime = info.mtime?.getTime() ?? 0;
+    const known = this.#versions.get(plugin);
+    if (known && known.mtime === mtime && known.size === info.size) return known.component;
+    const bytes = await Deno.readFile(path);
+    const component = await this.#cache.load(bytes, `plugins/${plugin}/plugin.wasm`);
+    this.#versions.set(plugin, { mtime, size: info.size, component });
+    return component;
+  }
+
+  #failedStart(pid: string, request: StartRequest, e: unknown): Process {
+    const detail = e instanceof Error ? e.message : String(e);
+    const process = new Process({
+      pid,
+      plugin: request.plugin,
+      version: "",
+      method: request.method,
+      params: request.params,
+      parent: request.parent,
+      origin: request.origin,
+      write: () => {},
+    });
+    this.#journal.event(
+      pid,
+      request.plugin,
+      `start ${request.method} ${paramsText(request.params)}`,
+    );
+    this.#journal.event(pid, request.plugin, `cannot start: ${detail}`);
+    queueMicrotask(() => this.#ended(process, { status: null, reason: "failed", detail }));
+    return process;
+  }
+
+  #stdout(process: Process, messages: unknown[], discarded: number): void {
+    if (discarded > 0) {
+      if (process.discardedLines === 0) {
+        this.#journal.event(
+          process.pid,
+          process.plugin,
+          "warning: discarded a line of stdout that is not a JSON-RPC message; " +
+            "stdout belongs to the protocol, log to stderr (further such lines are counted at the end)",
+        );
+      }
+      process.discardedLines += discarded;
+    }
+    if (messages.length > 0) this.onMessages(process, messages);
+  }
+
+  #stderr(process: Process, lines: string[], dropped: number): void {
+    for (const line of lines) this.#journal.append(process.pid, process.plugin, "stderr", line);
+    if (dropped > 0) {
+      this.#journal.event(
+        process.pid,
+        process.plugin,
+        `dropped ${dropped} lines of stderr: a process may log about 1000 lines per second`,
+      );
+    }
+  }
+
+  #exited(process: Process, report: ExitReport): void {
+    if (process.discardedLines > 1) {
+      this.#journal.event(
+        process.pid,
+        process.plugin,
+        `discarded ${process.discardedLines} lines of stdout that were not JSON-RPC messages`,
+      );
+    }
+    this.#ended(process, report);
+  }
+
+  #ended(process: Process, report: ExitReport): void {
+    if (process.state === "ended") return;
+    const timer = this.#killTimers.get(process.pid);
+    if (timer !== undefined) clearTimeout(timer);
+    this.#killTimers.delete(process.pid);
+    this.#journal.event(process.pid, process.plugin, exitText(report));
+    const end: ProcessEnd = { ...report, log: this.#journal.tail(process.pid) };
+    this.#processes.delete(process.pid);
+    this.#journal.untrack(process.pid);
+    process.end(end);
+    if (process.origin && !process.answered) {
+      process.answered = true;
+      process.origin.peer.deliver(error(process.origin.id, processEndedError(process, end)));
+    }
+    process.outgoing.clear();
+    if (process.parent instanceof Process) process.parent.children.delete(process);
+    for (const child of process.children) this.stop(child, `its parent ${process.pid} ended`);
+    // locks go last: the worker reported the end after the last file operation returned
+    this.#locks.releaseAll(process.pid);
+  }
+}
+
+/** The -32002 error of a process that ended without answering. */
+export function processEndedError(process: Process, end: ProcessEnd): RpcError {
+  const how = end.reason === "exited"
+    ? `exited with status ${end.status}`
+    : `${end.reason}${end.detail ? ` (${end.detail})` : ""}`;
+  return new RpcError(
+    ErrorCode.ProcessEnded,
+    `${process.plugin}.${process.method}: the process ${process.pid} ended without an answer: it ${how}`,
+    { pid: process.pid, status: end.status, reason: end.reason, detail: end.detail, log: end.log },
+  );
+}
+
+function exitText(report: ExitReport): string {
+  switch (report.reason) {
+    case "exited":
+      return `exit status ${report.status}`;
+    case "killed":
+      return `killed: ${report.detail ?? ""}`;
+    case "trapped":
+      return `crashed: ${report.detail ?? "trap"}`;
+    case "failed":
+      return `failed: ${report.detail ?? ""}`;
+  }
+}
+
+function paramsText(params: Record<string, unknown>): string {
+  const text = JSON.stringify(params);
+  return text.length > MAX_PARAMS_IN_JOURNAL
+    ? `${text.slice(0, MAX_PARAMS_IN_JOURNAL)}… (${text.length} characters)`
+    : text;
+}

@@ -1,0 +1,185 @@
+/**
+ * Routing (PROTOCOL sections 3.2 to 3.5): every message a peer sends goes
+ * through {@linkcode Router.receive}.
+ *
+ * - A request to `plugin.method` starts a process attached to the caller;
+ *   its answer returns with the caller's ID.
+ * - A request to `core.method` is answered by the core API.
+ * - A response from a process answers the call that started it, if its ID is
+ *   exactly the process ID and no answer went before; anything else is
+ *   dropped.
+ * - A notification to `plugin.method` starts an attached process that gets
+ *   the notification; `core.notify` reaches the caller of the process.
+ *
+ * @module
+ */
+import type { CoreApi } from "./core_api.ts";
+import {
+  type Classified,
+  classify,
+  error,
+  ErrorCode,
+  type Id,
+  idKey,
+  notification,
+  type Response,
+  RpcError,
+} from "./jsonrpc.ts";
+import type { Journal } from "./journal.ts";
+import { CORE, splitMethod } from "./names.ts";
+import { type Peer, Process } from "./process.ts";
+import type { ProcessManager } from "./processes.ts";
+
+/** Routes messages between peers, processes and the core. */
+export class Router {
+  readonly #processes: ProcessManager;
+  readonly #journal: Journal;
+  #core: CoreApi | undefined;
+
+  constructor(processes: ProcessManager, journal: Journal) {
+    this.#processes = processes;
+    this.#journal = journal;
+    processes.onMessages = (from, messages) => {
+      for (const m of messages) this.receive(from, m);
+    };
+  }
+
+  /** Connects the core API (it needs the router to make calls). */
+  set core(api: CoreApi) {
+    this.#core = api;
+  }
+
+  /** Handles one message from `peer`. */
+  receive(peer: Peer, message: unknown): void {
+    const c = classify(message);
+    switch (c.kind) {
+      case "invalid":
+        this.#invalid(peer, c);
+        break;
+      case "response":
+        this.#response(peer, c.id, c.response);
+        break;
+      case "request":
+        this.#request(peer, c.id, c.method, c.params);
+        break;
+      case "notification":
+        this.#notification(peer, c.method, c.params);
+        break;
+    }
+  }
+
+  /**
+   * Starts `method` for `caller`: the answer reaches `caller` with `id`
+   * (no answer when `id` is undefined). Used for requests, `core.call` and
+   * services.
+   */
+  async call(
+    caller: Peer,
+    id: Id | undefined,
+    method: string,
+    params: Record<string, unknown>,
+    options: { detach?: boolean } = {},
+  ): Promise<void> {
+    const split = splitMethod(method);
+    if (!split) {
+      throw new RpcError(
+        ErrorCode.MethodNotFound,
+        `"${method}" is not a method name: use <plugin>.<method>, for example notes.add`,
+      );
+    }
+    if (split.target === CORE) {
+      if (id === undefined) return await this.#core!.notify(caller, split.method, params);
+      const value = await this.#core!.request(caller, id, split.method, params);
+      if (value !== NO_ANSWER) caller.deliver({ jsonrpc: "2.0", id, result: value ?? null });
+      return;
+    }
+    const started = await this.#processes.start({
+      plugin: split.target,
+      method: split.method,
+      params,
+      parent: options.detach ? null : caller,
+      origin: id === undefined ? null : { peer: caller, id },
+    });
+    if (caller instanceof Process && id !== undefined) {
+      caller.outgoing.set(idKey(id), { method, callee: started });
+    }
+  }
+
+  #invalid(peer: Peer, c: Extract<Classified, { kind: "invalid" }>): void {
+    if (peer instanceof Process) {
+      this.#journal.event(peer.pid, peer.plugin, `invalid message: ${c.error.message}`);
+    }
+    if (c.id !== undefined) peer.deliver(error(c.id, c.error));
+  }
+
+  #response(peer: Peer, id: Id, response: Response): void {
+    if (!(peer instanceof Process)) return;
+    const origin = peer.origin;
+    if (origin && id === peer.pid && !peer.answered) {
+      peer.answered = true;
+      const answer: Response = "error" in response && response.error !== undefined
+        ? { jsonrpc: "2.0", id: origin.id, error: response.error }
+        : { jsonrpc: "2.0", id: origin.id, result: response.result ?? null };
+      origin.peer.deliver(answer);
+      return;
+    }
+    const why = id === peer.pid ? "late (the call was answered already)" : "unknown";
+    this.#journal.event(
+      peer.pid,
+      peer.plugin,
+      `dropped a response with the ${why} id ${idKey(id)}`,
+    );
+  }
+
+  #request(peer: Peer, id: Id, method: string, params: Record<string, unknown>): void {
+    if (peer instanceof Process) {
+      if (peer.state !== "running") {
+        this.#journal.event(
+          peer.pid,
+          peer.plugin,
+          `refused the call ${method}: the process is stopping`,
+        );
+        return;
+      }
+      if (peer.outgoing.has(idKey(id))) {
+        peer.deliver(error(
+          id,
+          new RpcError(
+            ErrorCode.InvalidRequest,
+            `the id ${idKey(id)} is already in flight: use a new id per call`,
+          ),
+        ));
+        return;
+      }
+    }
+    this.call(peer, id, method, params).catch((e) => {
+      peer.deliver(error(id, toRpcError(e)));
+    });
+  }
+
+  #notification(peer: Peer, method: string, params: Record<string, unknown>): void {
+    this.call(peer, undefined, method, params).catch((e) => {
+      const text = `the notification ${method} failed: ${toRpcError(e).message}`;
+      if (peer instanceof Process) this.#journal.event(peer.pid, peer.plugin, text);
+      else this.#journal.event(null, null, `${peer.name}: ${text}`);
+    });
+  }
+
+  /** `core.notify` from a process: to its caller, with the caller's request ID. */
+  forwardNotify(from: Peer, name: string, params: unknown): void {
+    if (!(from instanceof Process) || !from.origin || from.answered) return;
+    from.origin.peer.deliver(
+      notification("core.notify", { call: from.origin.id, name, params: params ?? {} }),
+    );
+  }
+}
+
+/** Returned by the core API when it answers later or not at all. */
+export const NO_ANSWER = Symbol("no answer");
+
+/** Any thrown value as a JSON-RPC error. */
+export function toRpcError(e: unknown): RpcError {
+  if (e instanceof RpcError) return e;
+  const message = e instanceof Error ? e.message : String(e);
+  return new RpcError(ErrorCode.InternalError, `internal error: ${message}`);
+}

@@ -1,0 +1,257 @@
+/**
+ * The world folder (PROTOCOL section 2): its layout, the checks before a
+ * host runs it, `sausage init`, and the lock that keeps a second host out.
+ *
+ * @module
+ */
+import { join, resolve } from "node:path";
+import { isPluginName } from "./names.ts";
+
+/** Names that are mount points for processes and must not exist in a world. */
+export const MOUNT_POINTS = ["proc", "run", "self"] as const;
+
+/** Raised when a world cannot be run; the message names the cause and the fix. */
+export class WorldError extends Error {
+  override name = "WorldError";
+}
+
+/** The paths of a world. */
+export class World {
+  /** Absolute path of the world folder. */
+  readonly root: string;
+
+  constructor(root: string) {
+    this.root = resolve(root);
+  }
+
+  get pluginsDir(): string {
+    return join(this.root, "plugins");
+  }
+  get stateDir(): string {
+    return join(this.root, "state");
+  }
+  get configDir(): string {
+    return join(this.root, "config");
+  }
+  get coreStateDir(): string {
+    return join(this.root, "state", "core");
+  }
+  get journalPath(): string {
+    return join(this.coreStateDir, "journal.sqlite");
+  }
+  get bootPath(): string {
+    return join(this.configDir, "boot.yaml");
+  }
+  get agentConfigPath(): string {
+    return join(this.configDir, "agent.yaml");
+  }
+
+  /** The folder of a plugin. */
+  pluginDir(name: string): string {
+    return join(this.pluginsDir, name);
+  }
+
+  /** The current version of a plugin. */
+  pluginWasm(name: string): string {
+    return join(this.pluginsDir, name, "plugin.wasm");
+  }
+
+  /** Whether `plugins/<name>/plugin.wasm` exists (and the name is valid). */
+  async hasPlugin(name: string): Promise<boolean> {
+    if (!isPluginName(name)) return false;
+    try {
+      return (await Deno.stat(this.pluginWasm(name))).isFile;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Plugins with a `plugin.wasm`, sorted. */
+  async plugins(): Promise<string[]> {
+    const names: string[] = [];
+    try {
+      for await (const e of Deno.readDir(this.pluginsDir)) {
+        if (e.isDirectory && await this.hasPlugin(e.name)) names.push(e.name);
+      }
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+    }
+    return names.sort();
+  }
+
+  /**
+   * Checks that the folder can be run: it exists, and has none of the mount
+   * point names at its top level.
+   */
+  async check(): Promise<void> {
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.stat(this.root);
+    } catch {
+      throw new WorldError(
+        `there is no world at ${this.root}: create one with \`sausage init ${this.root}\``,
+      );
+    }
+    if (!info.isDirectory) throw new WorldError(`${this.root} is not a folder`);
+    for (const name of MOUNT_POINTS) {
+      try {
+        await Deno.lstat(join(this.root, name));
+      } catch {
+        continue;
+      }
+      throw new WorldError(
+        `the world ${this.root} contains "${name}", which is a mount point for every process ` +
+          `(/proc, /run and /self). Rename or remove ${join(this.root, name)} and start again.`,
+      );
+    }
+  }
+}
+
+const AGENT_TEMPLATE = `# The agent: the model it talks to, and how (PROTOCOL section 2).
+#
+# Uncomment ONE of the examples below and put in your key. Until the agent is
+# configured, agent.chat names the field that is missing.
+#
+#   api       the wire format: openai-chat-completions (OpenAI, OpenRouter,
+#             Ollama and most providers) or anthropic-messages (Anthropic)
+#   base_url  as each SDK has it: with /v1 for openai-chat-completions,
+#             without it for anthropic-messages
+#   model     the model name at that provider
+#   token     the API key
+#   allow_no_token: true   lets a local model run without a key
+
+# OpenAI
+# api: openai-chat-completions
+# base_url: https://api.openai.com/v1
+# model: gpt-4.1
+# token: sk-...
+
+# OpenRouter
+# api: openai-chat-completions
+# base_url: https://openrouter.ai/api/v1
+# model: anthropic/claude-sonnet-4
+# token: sk-or-...
+
+# Anthropic
+# api: anthropic-messages
+# base_url: https://api.anthropic.com
+# model: claude-sonnet-4-5
+# token: sk-ant-...
+
+# A local model with Ollama (no key)
+# api: openai-chat-completions
+# base_url: http://localhost:11434/v1
+# model: qwen3-coder
+# allow_no_token: true
+`;
+
+const BOOT_TEMPLATE =
+  `# Services: calls the core makes at each start, in order (PROTOCOL section 8).
+#
+# Each service is a detached call with the parent "core". The core waits for
+# its result (the service is ready) before it starts the next one, writes a
+# failure to the journal and goes on, and starts a service again after an
+# upgrade of its plugin.
+#
+# Example:
+#
+# - method: secrets.serve
+#   params: {}
+# - method: www.start
+#   params:
+#     port: 8080
+
+[]
+`;
+
+/** What `sausage init` did. */
+export interface InitReport {
+  root: string;
+  created: string[];
+  kept: string[];
+}
+
+/**
+ * Creates a world, or completes one: folders and commented configuration
+ * templates. Never overwrites a file. Asks nothing, reads no variables.
+ */
+export async function initWorld(root: string): Promise<InitReport> {
+  const world = new World(root);
+  const report: InitReport = { root: world.root, created: [], kept: [] };
+  for (const dir of [world.root, world.pluginsDir, world.coreStateDir, world.configDir]) {
+    await Deno.mkdir(dir, { recursive: true });
+  }
+  await world.check();
+  for (
+    const [path, text] of [[world.agentConfigPath, AGENT_TEMPLATE], [world.bootPath, BOOT_TEMPLATE]]
+  ) {
+    try {
+      await Deno.writeTextFile(path, text, { createNew: true });
+      report.created.push(path);
+    } catch (e) {
+      if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+      report.kept.push(path);
+    }
+  }
+  return report;
+}
+
+/** Who holds a world. */
+export interface HostInfo {
+  pid: number;
+  hostname: string;
+  started: string;
+  command: string;
+}
+
+/**
+ * An exclusive lock on a world (`state/core/host.lock`, an OS file lock that
+ * dies with its process), so that two hosts never run one world.
+ */
+export class HostLock {
+  readonly #file: Deno.FsFile;
+
+  private constructor(file: Deno.FsFile) {
+    this.#file = file;
+  }
+
+  /** Takes the lock, or throws a {@linkcode WorldError} that names the holder. */
+  static async acquire(world: World): Promise<HostLock> {
+    await Deno.mkdir(world.coreStateDir, { recursive: true });
+    const path = join(world.coreStateDir, "host.lock");
+    const file = await Deno.open(path, { read: true, write: true, create: true });
+    if (!(await file.tryLock(true))) {
+      file.close();
+      let holder = "another process";
+      try {
+        const info = JSON.parse(await Deno.readTextFile(path)) as HostInfo;
+        holder =
+          `process ${info.pid} on ${info.hostname} (started ${info.started}: ${info.command})`;
+      } catch {
+        // the holder is still writing its info
+      }
+      throw new WorldError(
+        `the world ${world.root} is already run by ${holder}. ` +
+          "Stop that host first, or use `sausage call` against a world that no host runs.",
+      );
+    }
+    const info: HostInfo = {
+      pid: Deno.pid,
+      hostname: Deno.hostname(),
+      started: new Date().toISOString(),
+      command: ["sausage", ...Deno.args].join(" "),
+    };
+    await file.truncate(0);
+    await file.write(new TextEncoder().encode(JSON.stringify(info) + "\n"));
+    return new HostLock(file);
+  }
+
+  /** Releases the lock. */
+  release(): void {
+    try {
+      this.#file.unlockSync();
+    } finally {
+      this.#file.close();
+    }
+  }
+}

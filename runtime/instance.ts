@@ -1,0 +1,187 @@
+/**
+ * One process inside a plugin worker: a component instance with its own
+ * WASI context (environment, stdio, clocks, files) and interrupt cell.
+ *
+ * @module
+ */
+import {
+  type ExitReport,
+  type FromWorker,
+  Interrupt,
+  INTERRUPT_MODULE,
+  type ToWorker,
+} from "./messages.ts";
+import { type InstanceControl, KilledSignal, type Scheduler } from "./scheduler.ts";
+import { LogLineSink, MessageLineSink, type OutputPort, RawSink, StdinSource } from "./stdio.ts";
+import { cliImports, ExitSignal } from "./wasi/cli.ts";
+import { clocksImports } from "./wasi/clocks.ts";
+import { filesystemImports } from "./wasi/filesystem_placeholder.ts";
+import { InputStream, ioImports, OutputStream } from "./wasi/io.ts";
+import { randomImports } from "./wasi/random.ts";
+
+/** The jco glue of one component version, loaded once per worker. */
+export interface Glue {
+  instantiate(
+    getCoreModule: (name: string) => WebAssembly.Module,
+    imports: Record<string, unknown>,
+    instantiateCore: (module: WebAssembly.Module, imports: Record<string, unknown>) => unknown,
+  ): Promise<{ run: { run(): Promise<void> } }>;
+  modules: Record<string, WebAssembly.Module>;
+}
+
+type Spawn = Extract<ToWorker, { t: "spawn" }>;
+
+/** Where an instance reports to (the worker's batched outbox). */
+export interface InstanceHost {
+  scheduler: Scheduler;
+  cells: Int32Array;
+  output(pid: string): OutputPort;
+  raw(pid: string, fd: 1 | 2, bytes: Uint8Array): void;
+  /** Sends everything batched so far (before an exit report). */
+  flush(): void;
+  post(message: FromWorker): void;
+}
+
+const usesInterrupts = new WeakMap<WebAssembly.Module, boolean>();
+function needsInterrupts(module: WebAssembly.Module): boolean {
+  let known = usesInterrupts.get(module);
+  if (known === undefined) {
+    known = WebAssembly.Module.imports(module).some((i) => i.module === INTERRUPT_MODULE);
+    usesInterrupts.set(module, known);
+  }
+  return known;
+}
+
+/** A running process. */
+export class Instance {
+  readonly pid: string;
+  readonly #host: InstanceHost;
+  readonly #control: InstanceControl;
+  readonly #kill = new AbortController();
+  readonly #stdin: StdinSource;
+  readonly #stdout: MessageLineSink | RawSink;
+  readonly #stderr: LogLineSink | RawSink;
+  #exited = false;
+  /** Called once when the process has ended and its exit was reported. */
+  onExit?: () => void;
+
+  constructor(spawn: Spawn, host: InstanceHost) {
+    this.pid = spawn.pid;
+    this.#host = host;
+    this.#control = { cell: spawn.cell, running: false, killed: null };
+    Atomics.store(host.cells, spawn.cell, Interrupt.None);
+    this.#stdin = new StdinSource(this.#kill.signal);
+    if (spawn.stdio === "rpc") {
+      const port = host.output(spawn.pid);
+      this.#stdout = new MessageLineSink(port, () => {
+        throw this.#killNow("it wrote a stdout line longer than the 16 MiB limit");
+      });
+      this.#stderr = new LogLineSink(port);
+    } else {
+      this.#stdout = new RawSink((b) => host.raw(spawn.pid, 1, b));
+      this.#stderr = new RawSink((b) => host.raw(spawn.pid, 2, b));
+    }
+  }
+
+  /** Instantiates the component and runs it to its end. */
+  async run(spawn: Spawn, glue: Glue): Promise<void> {
+    let report: ExitReport;
+    try {
+      const wasi = {
+        ...cliImports({
+          env: spawn.env,
+          args: spawn.args,
+          cwd: spawn.cwd,
+          stdin: new InputStream(this.#stdin),
+          stdout: new OutputStream(this.#stdout),
+          stderr: new OutputStream(this.#stderr),
+        }),
+        ...ioImports(),
+        ...clocksImports({ onTimer: () => this.#host.scheduler.turn(), kill: this.#kill.signal }),
+        ...randomImports(),
+        ...filesystemImports(spawn.mounts),
+      };
+      const sausage = this.#host.scheduler.imports(this.#control);
+      const component = await glue.instantiate(
+        (name) => glue.modules[name],
+        wasi,
+        (module, imports) =>
+          new WebAssembly.Instance(
+            module,
+            (needsInterrupts(module)
+              ? { ...imports, [INTERRUPT_MODULE]: sausage }
+              : imports) as WebAssembly.Imports,
+          ),
+      );
+      if (this.#control.killed !== null) throw new KilledSignal(this.#control.killed);
+      this.#control.running = true;
+      await component.run.run();
+      report = { status: 0, reason: "exited" };
+    } catch (e) {
+      report = this.#classify(e);
+    }
+    this.#control.running = false;
+    this.#finish(report);
+  }
+
+  /** Bytes for stdin. */
+  stdin(data: Uint8Array): void {
+    this.#stdin.push(data);
+  }
+
+  /** EOF on stdin: the host asks the process to stop. */
+  eof(): void {
+    this.#stdin.end();
+  }
+
+  /** Kills the process: a running guest traps at its next loop, a waiting one at once. */
+  kill(reason: string): void {
+    if (this.#exited || this.#control.killed !== null) return;
+    this.#killNow(reason);
+  }
+
+  #killNow(reason: string): KilledSignal {
+    const signal = new KilledSignal(reason);
+    this.#control.killed ??= reason;
+    Atomics.store(this.#host.cells, this.#control.cell, Interrupt.Kill);
+    this.#host.scheduler.cancel(this.#control, reason);
+    this.#kill.abort(signal);
+    return signal;
+  }
+
+  #classify(e: unknown): ExitReport {
+    if (e instanceof ExitSignal) return { status: e.status, reason: "exited" };
+    if (this.#control.killed !== null) {
+      return { status: null, reason: "killed", detail: this.#control.killed };
+    }
+    if (e instanceof KilledSignal) return { status: null, reason: "killed", detail: e.message };
+    if (e instanceof WebAssembly.RuntimeError) {
+      return { status: null, reason: "trapped", detail: e.message };
+    }
+    if (isRunErr(e)) return { status: 1, reason: "exited" };
+    const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+    return { status: null, reason: "failed", detail: message };
+  }
+
+  #finish(report: ExitReport): void {
+    if (this.#exited) return;
+    this.#exited = true;
+    if (report.reason === "killed") {
+      this.#stdout.abandon();
+      this.#stderr.abandon();
+    } else {
+      this.#stdout.finish();
+      this.#stderr.finish();
+    }
+    this.#host.flush();
+    this.#host.post({ t: "exit", pid: this.pid, ...report });
+    this.onExit?.();
+  }
+}
+
+/** jco throws the `err` case of `run`'s `result` as a value without a message. */
+function isRunErr(e: unknown): boolean {
+  return e === undefined ||
+    (typeof e === "object" && e !== null && "payload" in e &&
+      (e as { payload: unknown }).payload === undefined);
+}

@@ -1,0 +1,96 @@
+/**
+ * The messages between the host (main thread) and a plugin worker.
+ *
+ * A worker runs many processes, each one component instance. The host tells
+ * it what to load and run, feeds stdin, and kills; the worker reports what
+ * the processes write and how they end.
+ *
+ * @module
+ */
+
+/** A host folder that a process sees at `guestPath` (a WASI preopen). */
+export interface DirectoryMount {
+  guestPath: string;
+  hostPath: string;
+}
+
+/**
+ * How a process's stdout is handled: `rpc` splits lines and parses JSON-RPC
+ * messages in the worker; `raw` passes bytes through (`sausage run`).
+ */
+export type StdioMode = "rpc" | "raw";
+
+/** The import module name of everything the preemption instrumentation adds. */
+export const INTERRUPT_MODULE = "sausage";
+
+/** Values of an interrupt cell (see `core/components/instrument.ts`). */
+export const enum Interrupt {
+  None = 0,
+  Yield = 1,
+  Kill = 2,
+}
+
+/**
+ * Slot 0 of each worker's interrupt memory counts the yields of its
+ * processes: the host reads it to see which workers compute. Cells of
+ * processes start at index 1.
+ */
+export const HEARTBEAT_SLOT = 0;
+
+/** How long a process may compute before it yields to others, in ms. */
+export const SLICE_MS = 10;
+
+/** Longest stdout line (one JSON-RPC message) a process may write. */
+export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+/** Longest stderr line kept in the journal; the rest is cut. */
+export const MAX_LOG_LINE_BYTES = 16 * 1024;
+
+/** Stderr lines a process may write per second on average (bursts up to twice that). */
+export const LOG_LINES_PER_SECOND = 1000;
+
+/** Host to worker. */
+export type ToWorker =
+  | { t: "init"; index: number; interrupts: WebAssembly.Memory }
+  | { t: "load"; hash: string; js: string; modules: Record<string, WebAssembly.Module> }
+  | { t: "unload"; hash: string }
+  | {
+    t: "spawn";
+    pid: string;
+    hash: string;
+    cell: number;
+    env: [string, string][];
+    args: string[];
+    cwd: string;
+    mounts: DirectoryMount[];
+    stdio: StdioMode;
+  }
+  | { t: "stdin"; pid: string; data: Uint8Array }
+  | { t: "eof"; pid: string }
+  | { t: "kill"; pid: string; reason: string };
+
+/** How a process ended. */
+export interface ExitReport {
+  /** 0 or 1 from `wasi:cli/exit` or the end of `run`; null for a trap or a kill. */
+  status: number | null;
+  /** `exited`, `trapped`, `killed`, or `failed` (the host could not run it). */
+  reason: "exited" | "trapped" | "killed" | "failed";
+  /** For a trap, a kill or a failure: what happened, in words. */
+  detail?: string;
+}
+
+/** Worker to host. */
+export type FromWorker =
+  | { t: "ready"; index: number }
+  | {
+    t: "stdout";
+    pid: string;
+    /** Parsed JSON-RPC messages (objects with `"jsonrpc": "2.0"`), and batches (arrays). */
+    messages: unknown[];
+    /** Lines that were not JSON-RPC messages and were dropped (counted, never shown). */
+    discarded: number;
+  }
+  | { t: "stderr"; pid: string; lines: string[]; dropped: number }
+  | { t: "raw"; pid: string; fd: 1 | 2; data: Uint8Array }
+  | ({ t: "exit"; pid: string } & ExitReport)
+  | { t: "fault"; message: string };

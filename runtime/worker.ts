@@ -1,0 +1,167 @@
+/**
+ * A plugin worker: runs many processes (component instances) on one thread.
+ *
+ * The host starts a few of these, about one per core, and sends them
+ * {@linkcode ToWorker} messages. Output is batched per process and posted
+ * once per microtask turn.
+ *
+ * @module
+ */
+/// <reference lib="deno.worker" />
+import { type Glue, Instance, type InstanceHost } from "./instance.ts";
+import type { FromWorker, ToWorker } from "./messages.ts";
+import { Scheduler } from "./scheduler.ts";
+import type { OutputPort } from "./stdio.ts";
+
+interface Pending {
+  messages: unknown[];
+  discarded: number;
+  lines: string[];
+  dropped: number;
+}
+
+// jco's glue checks `process.env.JCO_DEBUG` on every call; Deno's `process`
+// would make that a permission-checked lookup each time. Plugin workers use
+// no Node APIs, so they get a plain object.
+Object.defineProperty(globalThis, "process", {
+  value: { env: {} },
+  configurable: true,
+  writable: true,
+});
+
+let index = -1;
+let scheduler: Scheduler;
+let cells: Int32Array;
+const glues = new Map<string, Promise<Glue>>();
+const instances = new Map<string, Instance>();
+const pending = new Map<string, Pending>();
+let flushQueued = false;
+
+function post(message: FromWorker): void {
+  self.postMessage(message);
+}
+
+function pendingFor(pid: string): Pending {
+  let p = pending.get(pid);
+  if (!p) {
+    p = { messages: [], discarded: 0, lines: [], dropped: 0 };
+    pending.set(pid, p);
+  }
+  if (!flushQueued) {
+    flushQueued = true;
+    queueMicrotask(flush);
+  }
+  return p;
+}
+
+function flush(): void {
+  flushQueued = false;
+  for (const [pid, p] of pending) {
+    if (p.messages.length > 0 || p.discarded > 0) {
+      post({ t: "stdout", pid, messages: p.messages, discarded: p.discarded });
+    }
+    if (p.lines.length > 0 || p.dropped > 0) {
+      post({ t: "stderr", pid, lines: p.lines, dropped: p.dropped });
+    }
+  }
+  pending.clear();
+}
+
+const host: InstanceHost = {
+  get scheduler() {
+    return scheduler;
+  },
+  get cells() {
+    return cells;
+  },
+  output(pid: string): OutputPort {
+    return {
+      message: (m) => pendingFor(pid).messages.push(m),
+      discarded: () => pendingFor(pid).discarded++,
+      logLine: (line) => pendingFor(pid).lines.push(line),
+      logDropped: (n) => pendingFor(pid).dropped += n,
+    };
+  },
+  raw(pid, fd, data) {
+    post({ t: "raw", pid, fd, data });
+  },
+  flush,
+  post,
+};
+
+async function loadGlue(js: string, modules: Record<string, WebAssembly.Module>): Promise<Glue> {
+  const url = URL.createObjectURL(new Blob([js], { type: "text/javascript" }));
+  try {
+    const mod = await import(url);
+    return { instantiate: mod.instantiate, modules };
+  } finally {
+    URL.revokeObjectURL(url);
+  }
+}
+
+async function spawn(message: Extract<ToWorker, { t: "spawn" }>): Promise<void> {
+  const instance = new Instance(message, host);
+  instances.set(message.pid, instance);
+  instance.onExit = () => instances.delete(message.pid);
+  const glue = glues.get(message.hash);
+  if (!glue) {
+    post({
+      t: "exit",
+      pid: message.pid,
+      status: null,
+      reason: "failed",
+      detail: `worker ${index} has no component ${message.hash}`,
+    });
+    instances.delete(message.pid);
+    return;
+  }
+  let loaded: Glue;
+  try {
+    loaded = await glue;
+  } catch (e) {
+    post({ t: "exit", pid: message.pid, status: null, reason: "failed", detail: String(e) });
+    instances.delete(message.pid);
+    return;
+  }
+  await instance.run(message, loaded);
+}
+
+self.onmessage = (event: MessageEvent<ToWorker>) => {
+  scheduler?.turn();
+  const message = event.data;
+  switch (message.t) {
+    case "init":
+      index = message.index;
+      cells = new Int32Array(message.interrupts.buffer);
+      scheduler = new Scheduler(message.interrupts);
+      post({ t: "ready", index });
+      break;
+    case "load":
+      if (!glues.has(message.hash)) {
+        const loading = loadGlue(message.js, message.modules);
+        loading.catch(() => {}); // reported by each spawn that needs it
+        glues.set(message.hash, loading);
+      }
+      break;
+    case "unload":
+      glues.delete(message.hash);
+      break;
+    case "spawn":
+      spawn(message).catch((e) => post({ t: "fault", message: `spawn ${message.pid}: ${e}` }));
+      break;
+    case "stdin":
+      instances.get(message.pid)?.stdin(message.data);
+      break;
+    case "eof":
+      instances.get(message.pid)?.eof();
+      break;
+    case "kill":
+      instances.get(message.pid)?.kill(message.reason);
+      break;
+  }
+};
+
+self.addEventListener("unhandledrejection", (event) => {
+  // jco's internal promises of a killed instance may reject after its exit
+  event.preventDefault();
+});

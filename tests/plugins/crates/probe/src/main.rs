@@ -1,0 +1,301 @@
+//! `probe`: a raw JSON-RPC test plugin (no SDK).
+//!
+//! It answers the one request the core writes to its stdin, then returns from
+//! `main`, as a plugin should. Each method exercises one rule of the protocol:
+//! crashes, silence, noise on stdout, floods, nested calls, notifications.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, Read, Write};
+
+/// Writes one message in one write, with a newline before it (PROTOCOL 3.1).
+fn send(message: &Value) {
+    let mut out = std::io::stdout().lock();
+    let text = format!("\n{message}\n");
+    out.write_all(text.as_bytes()).unwrap();
+    out.flush().unwrap();
+}
+
+fn reply(id: &Value, result: Value) {
+    send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
+}
+
+fn reply_error(id: &Value, code: i64, message: &str) {
+    send(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}));
+}
+
+/// Reads the next JSON-RPC message from stdin; `None` at EOF.
+fn next_message(lines: &mut impl Iterator<Item = std::io::Result<String>>) -> Option<Value> {
+    for line in lines {
+        let line = line.ok()?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Value>(&line) {
+            Ok(v) => return Some(v),
+            Err(e) => eprintln!("probe: unreadable line on stdin: {e}"),
+        }
+    }
+    None
+}
+
+/// Sends a request and waits for its response; notifications in between are collected.
+fn call(
+    lines: &mut impl Iterator<Item = std::io::Result<String>>,
+    id: Value,
+    method: &str,
+    params: Value,
+    seen: &mut Vec<Value>,
+) -> Value {
+    send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+    loop {
+        let Some(msg) = next_message(lines) else {
+            return json!({"eof": true});
+        };
+        if msg.get("method").is_some() {
+            seen.push(msg);
+            continue;
+        }
+        if msg["id"] == id {
+            return msg;
+        }
+        eprintln!("probe: response with an unexpected id: {}", msg["id"]);
+    }
+}
+
+fn main() {
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock().lines();
+    let Some(request) = next_message(&mut lines) else {
+        eprintln!("probe: no request");
+        return;
+    };
+    let id = request.get("id").cloned().unwrap_or(Value::Null);
+    let params = request.get("params").cloned().unwrap_or(json!({}));
+    let method = request["method"].as_str().unwrap_or("").to_string();
+    match method.as_str() {
+        // Returns its params.
+        "echo" => reply(&id, params),
+        // The SAUSAGE_* variables, the arguments and the current folder.
+        "env" => {
+            let vars: serde_json::Map<String, Value> = std::env::vars()
+                .filter(|(k, _)| k.starts_with("SAUSAGE_"))
+                .map(|(k, v)| (k, Value::String(v)))
+                .collect();
+            let args: Vec<String> = std::env::args().collect();
+            let cwd = std::env::current_dir().map(|p| p.display().to_string()).ok();
+            reply(&id, json!({"vars": vars, "args": args, "cwd": cwd}));
+        }
+        // A JSON-RPC error answer.
+        "fail" => reply_error(&id, 4711, "probe failed on purpose"),
+        // Ends with an exit status before answering.
+        "exit" => {
+            eprintln!("probe: exiting with {}", params["code"]);
+            std::process::exit(params["code"].as_i64().unwrap_or(1) as i32);
+        }
+        // Panics: with panic=abort this traps.
+        "panic" => {
+            eprintln!("probe: about to panic");
+            panic!("probe panicked on purpose");
+        }
+        // Computes forever without a host call.
+        "spin" => {
+            eprintln!("probe: spinning");
+            let mut x: u64 = params["seed"].as_u64().unwrap_or(1);
+            loop {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                if x == 0 {
+                    break;
+                }
+            }
+            reply(&id, json!(x));
+        }
+        // Computes for `ms` milliseconds, then answers.
+        "busy" => {
+            let ms = params["ms"].as_u64().unwrap_or(100) as u128;
+            let start = std::time::Instant::now();
+            let mut x: u64 = 1;
+            while start.elapsed().as_millis() < ms {
+                for _ in 0..10_000 {
+                    x = x.wrapping_mul(31).wrapping_add(7);
+                }
+            }
+            reply(&id, json!({"x": x % 1000}));
+        }
+        // Sleeps, then answers.
+        "sleep" => {
+            let ms = params["ms"].as_u64().unwrap_or(100);
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+            reply(&id, json!({"slept": ms}));
+        }
+        // Never answers: waits for EOF on stdin, then ends.
+        "never" => {
+            eprintln!("probe: waiting for EOF");
+            let mut rest = String::new();
+            let _ = std::io::stdin().read_to_string(&mut rest);
+            eprintln!("probe: got EOF");
+        }
+        // Answers, then stays until EOF and runs a stop hook (a file and a note).
+        "linger" => {
+            reply(&id, json!("lingering"));
+            while next_message(&mut lines).is_some() {}
+            if let Some(path) = params["hook_file"].as_str() {
+                std::fs::write(path, b"stopped").unwrap();
+            }
+            eprintln!("probe: stop hook ran");
+        }
+        // Ignores EOF: must be killed after the grace period.
+        "stubborn" => {
+            reply(&id, json!("stubborn"));
+            while next_message(&mut lines).is_some() {}
+            eprintln!("probe: ignoring EOF");
+            loop {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        }
+        // Writes noise on stdout (not JSON-RPC), then answers.
+        "noise" => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(b"hello, this is not json\n[1,2,3]\n{\"jsonrpc\":\"1.0\"}\n").unwrap();
+            out.write_all(b"partial line without newline").unwrap();
+            out.flush().unwrap();
+            drop(out);
+            reply(&id, json!("after noise"));
+        }
+        // Writes invalid UTF-8 on stdout and stderr, then answers.
+        "bad_utf8" => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(b"\n{\"jsonrpc\":\"2.0\",\"method\":\"x\xff\xfe\"}\n").unwrap();
+            out.flush().unwrap();
+            drop(out);
+            std::io::stderr().write_all(b"bad \xff\xfe bytes\n").unwrap();
+            reply(&id, json!("after bad utf8"));
+        }
+        // Writes `lines` lines to stderr, then answers.
+        "log" => {
+            let n = params["lines"].as_u64().unwrap_or(1);
+            let text = params["text"].as_str().unwrap_or("line").to_string();
+            for i in 0..n {
+                eprintln!("{text} {i}");
+            }
+            reply(&id, json!({"logged": n}));
+        }
+        // Writes a line of `mb` MiB without a newline, then answers (if it can).
+        "huge_line" => {
+            let mb = params["mb"].as_u64().unwrap_or(64) as usize;
+            let chunk = vec![b'x'; 1 << 20];
+            let mut out = std::io::stdout().lock();
+            for _ in 0..mb {
+                out.write_all(&chunk).unwrap();
+            }
+            out.flush().unwrap();
+            drop(out);
+            reply(&id, json!("survived"));
+        }
+        // Answers with a wrong id first, then the right one.
+        "wrong_id" => {
+            send(&json!({"jsonrpc": "2.0", "id": "not-my-id", "result": "wrong"}));
+            send(&json!({"jsonrpc": "2.0", "id": 12345, "result": "wrong"}));
+            reply(&id, json!("right"));
+        }
+        // Answers twice: the second answer is late and must be dropped.
+        "twice" => {
+            reply(&id, json!("first"));
+            reply(&id, json!("second"));
+        }
+        // Calls `method` with `params` and returns the response it got.
+        "call" => {
+            let mut seen = Vec::new();
+            let target = params["method"].as_str().unwrap_or("").to_string();
+            let response = call(&mut lines, json!(1), &target, params["params"].clone(), &mut seen);
+            reply(&id, json!({"response": response, "notifications": seen}));
+        }
+        // Makes `count` calls at once with ids 1..=count and returns the responses by id.
+        "fan_out" => {
+            let target = params["method"].as_str().unwrap_or("probe.echo").to_string();
+            let count = params["count"].as_u64().unwrap_or(3);
+            for i in 1..=count {
+                send(&json!({"jsonrpc": "2.0", "id": i, "method": target, "params": {"i": i}}));
+            }
+            let mut responses = serde_json::Map::new();
+            while (responses.len() as u64) < count {
+                let Some(msg) = next_message(&mut lines) else { break };
+                if msg.get("method").is_some() {
+                    continue;
+                }
+                responses.insert(msg["id"].to_string(), msg);
+            }
+            reply(&id, Value::Object(responses));
+        }
+        // Sends a notification to `method`, then answers.
+        "notify_plugin" => {
+            let target = params["method"].as_str().unwrap_or("").to_string();
+            send(&json!({"jsonrpc": "2.0", "method": target, "params": params["params"]}));
+            reply(&id, json!("sent"));
+        }
+        // Sends `count` core.notify progress notifications, then answers.
+        "progress" => {
+            let count = params["count"].as_u64().unwrap_or(3);
+            for i in 0..count {
+                send(&json!({"jsonrpc": "2.0", "method": "core.notify",
+                    "params": {"name": "progress", "params": {"step": i}}}));
+            }
+            reply(&id, json!({"steps": count}));
+        }
+        // Sends raw text lines (for batch and malformed requests), then answers with what came back.
+        "raw" => {
+            let text = params["line"].as_str().unwrap_or("").to_string();
+            let mut out = std::io::stdout().lock();
+            out.write_all(format!("\n{text}\n").as_bytes()).unwrap();
+            out.flush().unwrap();
+            drop(out);
+            let answer = next_message(&mut lines).unwrap_or(Value::Null);
+            reply(&id, json!({"answer": answer}));
+        }
+        // Writes a file and reads it back.
+        "write_file" => {
+            let path = params["path"].as_str().unwrap_or("/probe.txt");
+            let text = params["text"].as_str().unwrap_or("");
+            let result = std::fs::write(path, text).and_then(|_| std::fs::read_to_string(path));
+            match result {
+                Ok(back) => reply(&id, json!({"read": back})),
+                Err(e) => reply(&id, json!({"error": e.to_string(), "kind": format!("{:?}", e.kind())})),
+            }
+        }
+        // Reads a file.
+        "read_file" => {
+            let path = params["path"].as_str().unwrap_or("");
+            match std::fs::read_to_string(path) {
+                Ok(text) => reply(&id, json!({"text": text})),
+                Err(e) => reply(&id, json!({"error": e.to_string(), "kind": format!("{:?}", e.kind())})),
+            }
+        }
+        // Lists a folder.
+        "list_dir" => {
+            let path = params["path"].as_str().unwrap_or("/");
+            match std::fs::read_dir(path) {
+                Ok(entries) => {
+                    let mut names: Vec<String> = entries
+                        .filter_map(|e| e.ok())
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .collect();
+                    names.sort();
+                    reply(&id, json!({"names": names}));
+                }
+                Err(e) => reply(&id, json!({"error": e.to_string(), "kind": format!("{:?}", e.kind())})),
+            }
+        }
+        // Random bytes and the clocks.
+        "clocks" => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis() as u64)
+                .unwrap_or(0);
+            let start = std::time::Instant::now();
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let elapsed = start.elapsed().as_micros() as u64;
+            reply(&id, json!({"wall_ms": now, "slept_us": elapsed}));
+        }
+        "" => eprintln!("probe: a request without a method"),
+        other => reply_error(&id, -32601, &format!("probe has no method {other}")),
+    }
+}

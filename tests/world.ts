@@ -1,0 +1,88 @@
+/**
+ * Whole-world test helpers: a temporary world with test plugins, a running
+ * host, and a client to call it.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import type { Client } from "../core/client.ts";
+import { Host, type HostOptions } from "../core/host.ts";
+import type { Response } from "../core/jsonrpc.ts";
+import { initWorld } from "../core/world.ts";
+import { testPlugin } from "./setup.ts";
+
+/** The component cache shared by all tests (transpiles survive between runs). */
+export const TEST_CACHE_DIR = new URL("./plugins/target/sausage-cache", import.meta.url).pathname;
+
+/** A temporary world and a host running it. */
+export interface TestWorld {
+  root: string;
+  host: Host;
+  client: Client;
+  /** Calls and returns the result, or throws with the error object. */
+  call(method: string, params?: Record<string, unknown>): Promise<unknown>;
+  /** Calls and returns the whole response. */
+  request(method: string, params?: Record<string, unknown>): Promise<Response>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Options of {@linkcode startWorld}. */
+export interface WorldOptions extends Partial<Omit<HostOptions, "world" | "cacheDir">> {
+  /** Plugins to install: world plugin name → test plugin crate name. */
+  plugins?: Record<string, string>;
+  /** Files to write before start: path in the world → content. */
+  files?: Record<string, string>;
+}
+
+/** Installs a test plugin into a world. */
+export async function installPlugin(root: string, name: string, crate: string): Promise<void> {
+  await Deno.mkdir(join(root, "plugins", name), { recursive: true });
+  await Deno.copyFile(await testPlugin(crate), join(root, "plugins", name, "plugin.wasm"));
+}
+
+/** Creates a world in a temporary folder and starts a host on it. */
+export async function startWorld(options: WorldOptions = {}): Promise<TestWorld> {
+  const root = await Deno.makeTempDir({ prefix: "sausage-world-" });
+  await initWorld(root);
+  for (const [name, crate] of Object.entries(options.plugins ?? { probe: "probe" })) {
+    await installPlugin(root, name, crate);
+  }
+  for (const [path, content] of Object.entries(options.files ?? {})) {
+    await Deno.mkdir(join(root, path, ".."), { recursive: true });
+    await Deno.writeTextFile(join(root, path), content);
+  }
+  const { plugins: _p, files: _f, ...hostOptions } = options;
+  const host = await Host.start({ world: root, cacheDir: TEST_CACHE_DIR, ...hostOptions });
+  const client = host.client("console");
+  return {
+    root,
+    host,
+    client,
+    request: (method, params = {}) => client.request(method, params),
+    async call(method, params = {}) {
+      const response = await client.request(method, params);
+      if (response.error) {
+        throw Object.assign(new Error(`${method}: ${response.error.message}`), {
+          rpc: response.error,
+        });
+      }
+      return response.result;
+    },
+    async [Symbol.asyncDispose]() {
+      await host.shutdown();
+      await Deno.remove(root, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/** Waits until `check` is true, polling; fails after `ms`. */
+export async function eventually(
+  check: () => boolean | Promise<boolean>,
+  ms = 5000,
+): Promise<void> {
+  const until = performance.now() + ms;
+  while (!(await check())) {
+    if (performance.now() > until) throw new Error(`condition not met within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
