@@ -69,6 +69,8 @@ export interface PoolOptions {
 const CELLS = 16384;
 /** An extra worker idle this long is stopped. */
 const IDLE_WORKER_MS = 30_000;
+/** A worker that is not ready after this long is a failure. */
+const START_TIMEOUT_MS = 30_000;
 
 interface Running {
   events: ProcessEvents;
@@ -90,7 +92,12 @@ class PluginWorker {
   computing = false;
   idleSince = performance.now();
 
-  constructor(index: number, permissions: WorkerPermissions, onMessage: (m: FromWorker) => void) {
+  constructor(
+    index: number,
+    permissions: WorkerPermissions,
+    onMessage: (m: FromWorker) => void,
+    onCrash: (message: string) => void,
+  ) {
     this.index = index;
     this.worker = new Worker(new URL("../runtime/worker.ts", import.meta.url), {
       type: "module",
@@ -109,14 +116,29 @@ class PluginWorker {
       },
     } as WorkerOptions);
     this.ready = new Promise((resolve, reject) => {
+      const timeout = setTimeout(
+        () =>
+          reject(
+            new Error(`plugin worker ${index} did not start within ${START_TIMEOUT_MS / 1000} s`),
+          ),
+        START_TIMEOUT_MS,
+      );
+      let started = false;
       this.worker.onmessage = (e: MessageEvent<FromWorker>) => {
         if (e.data.t === "ready") {
+          started = true;
+          clearTimeout(timeout);
           this.worker.onmessage = (e: MessageEvent<FromWorker>) => onMessage(e.data);
           resolve();
         }
       };
       this.worker.onerror = (e) => {
         e.preventDefault();
+        if (started) {
+          onCrash(e.message);
+          return;
+        }
+        clearTimeout(timeout);
         reject(new Error(`plugin worker ${index} failed to start: ${e.message}`));
       };
     });
@@ -225,14 +247,33 @@ export class WorkerPool {
   }
 
   #addWorker(): PluginWorker {
-    const worker = new PluginWorker(
+    const worker: PluginWorker = new PluginWorker(
       this.#nextIndex++,
       this.#options.permissions,
       (m) => this.#onMessage(m),
+      (message) => this.#crashed(worker, message),
     );
     worker.ready.catch((e) => this.#options.onFault?.(String(e)));
     this.#workers.push(worker);
     return worker;
+  }
+
+  /** A worker died (a bug): its processes end as failed, and a new worker takes its place. */
+  #crashed(worker: PluginWorker, message: string): void {
+    this.#options.onFault?.(`plugin worker ${worker.index} crashed: ${message}`);
+    worker.worker.terminate();
+    const at = this.#workers.indexOf(worker);
+    if (at >= 0) this.#workers.splice(at, 1);
+    for (const [pid, p] of [...this.#processes]) {
+      if (p.worker !== worker) continue;
+      this.#processes.delete(pid);
+      p.events.exit({
+        status: null,
+        reason: "failed",
+        detail: `its plugin worker crashed: ${message}`,
+      });
+    }
+    if (!this.#closed && this.#workers.length < this.#options.size) this.#addWorker();
   }
 
   #place(): PluginWorker {

@@ -134,10 +134,15 @@ export class Instance {
     this.#stdin.end();
   }
 
-  /** Kills the process: a running guest traps at its next loop, a waiting one at once. */
+  /**
+   * Kills the process. Called from the worker's message loop, so the guest
+   * is not executing now: it waits (and is abandoned, never resumed) or it
+   * is queued to run (and its turn throws). Either way it has ended.
+   */
   kill(reason: string): void {
-    if (this.#exited || this.#control.killed !== null) return;
+    if (this.#exited) return;
     this.#killNow(reason);
+    this.#finish({ status: null, reason: "killed", detail: reason });
   }
 
   #killNow(reason: string): KilledSignal {

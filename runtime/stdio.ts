@@ -151,14 +151,16 @@ export function parseMessageLine(line: Uint8Array): { message: unknown } | null 
   } catch {
     return null;
   }
-  if (Array.isArray(value)) return { message: value };
-  if (
-    typeof value === "object" && value !== null &&
-    (value as { jsonrpc?: unknown }).jsonrpc === "2.0"
-  ) {
-    return { message: value };
+  // a batch: an array of JSON-RPC messages (refused with -32600, never run)
+  if (Array.isArray(value)) {
+    return value.length > 0 && value.every(isRpcObject) ? { message: value } : null;
   }
-  return null;
+  return isRpcObject(value) ? { message: value } : null;
+}
+
+function isRpcObject(value: unknown): boolean {
+  return typeof value === "object" && value !== null && !Array.isArray(value) &&
+    (value as { jsonrpc?: unknown }).jsonrpc === "2.0";
 }
 
 /** Where a worker's per-process output goes; batched by the worker. */

@@ -10,12 +10,7 @@
  */
 import { join } from "node:path";
 import { PROVIDED_INTERFACES } from "../../runtime/wasi/provided.ts";
-import {
-  ComponentError,
-  transpileComponent,
-  type TranspiledComponent,
-  TRANSPILER_FINGERPRINT,
-} from "./transpile.ts";
+import { ComponentError, type TranspiledComponent, TRANSPILER_FINGERPRINT } from "./format.ts";
 
 /** The cache folder: `override`, else `$XDG_CACHE_HOME/sausage`, else `~/.cache/sausage`. */
 export function resolveCacheDir(override?: string): string {
@@ -100,6 +95,8 @@ export class ComponentCache {
     const entryDir = join(this.dir, "components", hash);
     let component = await this.#read(entryDir);
     if (!component) {
+      // jco and binaryen are large: load them only when something must be transpiled
+      const { transpileComponent } = await import("./transpile.ts");
       const transpiled = await transpileComponent(bytes, name);
       checkImports(transpiled.imports, name);
       try {

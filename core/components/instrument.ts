@@ -23,8 +23,6 @@
  */
 import binaryen from "binaryen";
 import { INTERRUPT_MODULE } from "../../runtime/messages.ts";
-/** Bump when the instrumentation changes: it is part of the cache key. */
-export const INSTRUMENTATION_VERSION = 1;
 
 // deno-lint-ignore no-explicit-any
 const B = binaryen as any;

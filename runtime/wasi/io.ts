@@ -257,25 +257,20 @@ export class OutputStream {
 }
 
 /**
- * `promise`, or a rejection with `signal.reason` once `signal` aborts. Every
- * wait of a process goes through this with the process's kill signal, so a
- * kill unwinds a guest that waits for anything.
+ * `promise`, until `signal` aborts: then a promise that never settles.
+ *
+ * Every wait of a process goes through this with the process's kill signal.
+ * A killed guest cannot always be unwound (jco swallows the error of an
+ * async import that has no `result` type), so it is abandoned instead: its
+ * suspended stack never resumes and is garbage once nothing refers to it.
  */
 export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return promise;
-  if (signal.aborted) return Promise.reject(signal.reason);
+  if (signal.aborted) return new Promise<T>(() => {});
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
     promise.then(
-      (v) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(e);
-      },
+      (v) => signal.aborted || resolve(v),
+      (e) => signal.aborted || reject(e),
     );
   });
 }

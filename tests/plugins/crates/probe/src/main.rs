@@ -75,6 +75,8 @@ fn main() {
     match method.as_str() {
         // Returns its params.
         "echo" => reply(&id, params),
+        // Returns the request exactly as it arrived on stdin.
+        "request" => reply(&id, request.clone()),
         // The SAUSAGE_* variables, the arguments and the current folder.
         "env" => {
             let vars: serde_json::Map<String, Value> = std::env::vars()
@@ -140,6 +142,11 @@ fn main() {
             while next_message(&mut lines).is_some() {}
             if let Some(path) = params["hook_file"].as_str() {
                 std::fs::write(path, b"stopped").unwrap();
+            }
+            if let Some(method) = params["call_on_stop"].as_str() {
+                send(&json!({"jsonrpc": "2.0", "id": 99, "method": method, "params": {}}));
+                send(&json!({"jsonrpc": "2.0", "method": "core.notify",
+                    "params": {"name": "stopping", "params": {}}}));
             }
             eprintln!("probe: stop hook ran");
         }

@@ -1,0 +1,210 @@
+/**
+ * Runs the console's commands against a host and prints what they give.
+ * Calls run side by side: {@linkcode Commands.run} resolves when the
+ * command's output was printed, and the caller decides whether to wait.
+ *
+ * @module
+ */
+import type { Client } from "../core/client.ts";
+import type { Host } from "../core/host.ts";
+import { ErrorCode, type ErrorObject, type Response } from "../core/jsonrpc.ts";
+import type { Entry } from "../core/journal.ts";
+import {
+  callLabel,
+  formatError,
+  formatHelp,
+  formatLog,
+  formatNotification,
+  formatProcesses,
+  formatResult,
+  formatText,
+  formatUnsolicited,
+  formatUsage,
+  indent,
+  type Style,
+} from "./format.ts";
+import { CHAT_METHOD, type Command, resolvePid } from "./parse.ts";
+
+/** Prints a block of text (without a final newline). */
+export type Print = (text: string) => void;
+
+/** What {@linkcode Commands} works with. */
+export interface CommandsOptions {
+  host: Host;
+  /** The console's client (parent `console`). */
+  client: Client;
+  style: Style;
+  print: Print;
+}
+
+/** A call in flight. */
+interface InFlight {
+  label: string;
+  /** Another call ran at the same time: its output carries the label. */
+  shared: boolean;
+}
+
+/** Renders a successful result. */
+type Render = (result: unknown, label: string | undefined) => string;
+
+/** The hint for a chat message while there is no agent. */
+export const NO_AGENT_HINT =
+  "the agent is not installed yet (plugins/agent/plugin.wasm); type help for the commands";
+
+/** Runs commands and prints their output. */
+export class Commands {
+  readonly #host: Host;
+  readonly #client: Client;
+  readonly #style: Style;
+  readonly #print: Print;
+  readonly #inFlight = new Set<InFlight>();
+
+  constructor(options: CommandsOptions) {
+    this.#host = options.host;
+    this.#client = options.client;
+    this.#style = options.style;
+    this.#print = options.print;
+    this.#client.onNotification = (message) => {
+      this.#print(formatUnsolicited(message.method, message.params, this.#style));
+    };
+  }
+
+  /** How many calls are waiting for an answer. */
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  /** Runs a command typed as `line`; resolves when its output was printed. */
+  async run(command: Command, line: string): Promise<void> {
+    const style = this.#style;
+    switch (command.kind) {
+      case "empty":
+      case "quit":
+        return;
+      case "help":
+        this.#print(formatHelp(style));
+        return;
+      case "invalid":
+        this.#print(formatUsage(command.message, command.example, style));
+        return;
+      case "ps":
+        this.#print(this.#ps());
+        return;
+      case "call":
+        return await this.#request(
+          line,
+          command.method,
+          command.params,
+          (result, label) => formatResult(result, { label, style }),
+        );
+      case "chat":
+        return await this.#request(
+          line,
+          CHAT_METHOD,
+          { text: command.text },
+          (result, label) => chatAnswer(result, label, style),
+          (error) => error.code === ErrorCode.NoSuchPlugin ? NO_AGENT_HINT : undefined,
+        );
+      case "log": {
+        const params: Record<string, unknown> = { limit: command.limit };
+        if (command.plugin !== undefined) params.plugin = command.plugin;
+        if (command.pid !== undefined) params.pid = command.pid;
+        return await this.#request(line, "core.log", params, (result, label) => {
+          const entries = (result as { entries?: Entry[] } | null)?.entries;
+          if (!Array.isArray(entries)) return formatResult(result, { label, style });
+          const text = formatLog(entries, { showPid: command.pid === undefined, style });
+          return label === undefined ? text : `${style.bold(`${label} →`)}\n${text}`;
+        });
+      }
+      case "stop":
+      case "kill": {
+        const match = resolvePid(command.pid, this.#host.processes.list().map((p) => p.pid));
+        if ("ambiguous" in match) {
+          this.#print(formatUsage(
+            `"${command.pid}" is the start of ${match.ambiguous.length} process IDs: ` +
+              match.ambiguous.join(", "),
+            `${command.kind} ${match.ambiguous[0]}`,
+            style,
+          ));
+          return;
+        }
+        const done = command.kind === "stop" ? "stopped" : "killed";
+        return await this.#request(
+          line,
+          `core.${command.kind}`,
+          { pid: match.pid },
+          (_result, label) => formatText(style.green(`${done} ${match.pid}`), { label, style }),
+        );
+      }
+    }
+  }
+
+  #ps(): string {
+    const rows = this.#host.processes.list()
+      .filter((p) => p.state !== "ended")
+      .map((p) => ({
+        pid: p.pid,
+        plugin: p.plugin,
+        method: p.method,
+        state: p.state,
+        parent: p.parent?.name ?? null,
+        startedAt: p.startedAt,
+      }));
+    return formatProcesses(rows, new Date(), this.#style);
+  }
+
+  async #request(
+    line: string,
+    method: string,
+    params: Record<string, unknown>,
+    render: Render,
+    hint?: (error: ErrorObject) => string | undefined,
+  ): Promise<void> {
+    const style = this.#style;
+    const call: InFlight = { label: callLabel(line), shared: this.#inFlight.size > 0 };
+    for (const other of this.#inFlight) other.shared = true;
+    this.#inFlight.add(call);
+    const label = () => call.shared ? call.label : undefined;
+    try {
+      let response: Response;
+      try {
+        response = await this.#client.request(method, params, {
+          onNotify: (name, p) =>
+            this.#print(formatNotification(name, p, { label: label(), style })),
+        });
+      } catch (e) {
+        response = {
+          jsonrpc: "2.0",
+          id: null,
+          error: { code: ErrorCode.InternalError, message: `internal error: ${errorText(e)}` },
+        };
+      }
+      if (response.error) {
+        this.#print(
+          formatError(response.error, { label: label(), style, hint: hint?.(response.error) }),
+        );
+      } else {
+        this.#print(render(response.result, label()));
+      }
+    } finally {
+      this.#inFlight.delete(call);
+    }
+  }
+}
+
+/** The agent's answer: a string, or an object's `text`, as text; anything else as JSON. */
+function chatAnswer(result: unknown, label: string | undefined, style: Style): string {
+  if (typeof result === "string") return formatText(result, { label, style });
+  const text = (result as { text?: unknown } | null)?.text;
+  if (typeof text === "string") return formatText(text, { label, style });
+  return formatResult(result, { label, style });
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Text for an unexpected failure of the console itself. */
+export function internalError(e: unknown, style: Style): string {
+  return indent(style.red(`console error: ${errorText(e)}`));
+}

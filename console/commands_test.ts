@@ -1,0 +1,139 @@
+import assert from "node:assert/strict";
+import { eventually, startWorld, type TestWorld } from "../tests/world.ts";
+import { Commands, NO_AGENT_HINT } from "./commands.ts";
+import { PLAIN } from "./format.ts";
+import { parseLine } from "./parse.ts";
+
+/** Commands on a test world, with what they print. */
+function commandsOn(w: TestWorld): { run(line: string): Promise<void>; printed: string[] } {
+  const printed: string[] = [];
+  const commands = new Commands({
+    host: w.host,
+    client: w.client,
+    style: PLAIN,
+    print: (text) => printed.push(text),
+  });
+  return { run: (line) => commands.run(parseLine(line), line), printed };
+}
+
+/** Starts a detached `probe.linger` (it runs until stopped) and returns its pid. */
+async function linger(w: TestWorld): Promise<string> {
+  const before = new Set(w.host.processes.list().map((p) => p.pid));
+  await w.call("core.call", { method: "probe.linger", params: {}, detach: true });
+  const started = w.host.processes.list().find((p) => !before.has(p.pid));
+  assert.ok(started, "the lingering process runs");
+  return started.pid;
+}
+
+Deno.test("a call alone prints its result without a label", async () => {
+  await using w = await startWorld();
+  const c = commandsOn(w);
+  await c.run('probe.echo {"a": 1}');
+  assert.deepEqual(c.printed, ['  {\n    "a": 1\n  }']);
+});
+
+Deno.test("calls in flight together are labelled with the line that started them", async () => {
+  await using w = await startWorld();
+  const c = commandsOn(w);
+  const slow = c.run('probe.sleep {"ms": 300}');
+  await c.run('probe.echo {"n": 1}');
+  await slow;
+  assert.deepEqual(c.printed, [
+    'probe.echo {"n": 1} →\n  {\n    "n": 1\n  }',
+    'probe.sleep {"ms": 300} →\n  {\n    "slept": 300\n  }',
+  ]);
+});
+
+Deno.test("notifications of a call come before its result", async () => {
+  await using w = await startWorld();
+  const c = commandsOn(w);
+  await c.run('probe.progress {"count": 2}');
+  assert.deepEqual(c.printed, [
+    '  · progress {"step":0}',
+    '  · progress {"step":1}',
+    '  {\n    "steps": 2\n  }',
+  ]);
+});
+
+Deno.test("errors show code, message, and the log of a crashed process", async () => {
+  await using w = await startWorld();
+  const c = commandsOn(w);
+  await c.run("probe.fail");
+  await c.run("probe.panic");
+  assert.equal(c.printed[0], "  error 4711: probe failed on purpose");
+  assert.match(c.printed[1], /^ {2}error -32002: probe\.panic: the process probe-.* ended/);
+  assert.match(c.printed[1], /\n {2}last lines of its log:\n {4}start panic \{\}\n/);
+  assert.match(c.printed[1], /probe: about to panic/);
+});
+
+Deno.test("a chat message without an agent shows the error and a hint", async () => {
+  await using w = await startWorld();
+  const c = commandsOn(w);
+  await c.run("write me a plugin");
+  assert.equal(c.printed.length, 1);
+  assert.match(c.printed[0], /error -32001: there is no plugin "agent"/);
+  assert.ok(c.printed[0].endsWith(`hint: ${NO_AGENT_HINT}`));
+});
+
+Deno.test("a line that is not valid sends nothing", async () => {
+  await using w = await startWorld();
+  const c = commandsOn(w);
+  await c.run("probe.echo [1]");
+  assert.match(c.printed[0], /must be a JSON object/);
+  const entries = w.host.journal.query({ plugin: "probe" });
+  assert.deepEqual(entries, [], "no process was started");
+});
+
+Deno.test("ps lists running processes with their parent", async () => {
+  await using w = await startWorld();
+  const c = commandsOn(w);
+  await c.run("ps");
+  assert.equal(c.printed[0], "  no processes");
+  const pid = await linger(w);
+  const slow = c.run('probe.sleep {"ms": 300}');
+  await eventually(() => w.host.processes.list().some((p) => p.method === "sleep"));
+  await c.run("ps");
+  const table = c.printed[1].split("\n");
+  assert.match(table[0], /^ {2}PID +CALL +STATE +PARENT +AGE$/);
+  assert.ok(table.some((r) => r.includes(pid) && /probe\.linger +running +detached +\d+s/.test(r)));
+  assert.ok(table.some((r) => /probe-\S+ +probe\.sleep +running +console +\d+s/.test(r)));
+  await slow;
+});
+
+Deno.test("stop and kill take a unique start of a process ID", async () => {
+  await using w = await startWorld();
+  const c = commandsOn(w);
+  const a = await linger(w);
+  const b = await linger(w);
+  await c.run("kill probe-");
+  assert.match(c.printed[0], /"probe-" is the start of 2 process IDs/);
+  assert.equal(w.host.processes.get(a)?.state, "running", "nothing was killed");
+  await c.run(`stop ${a.slice(0, -3)}`);
+  assert.equal(c.printed[1], `  stopped ${a}`);
+  assert.equal(w.host.processes.get(a), undefined);
+  await c.run(`kill ${b}`);
+  assert.equal(c.printed[2], `  killed ${b}`);
+  await c.run("stop probe-0197f3a2-7c1e-7d2b-9a41-5f0c2e8b1d34");
+  assert.match(c.printed[3], /error -32602: core\.stop: there is no running process/);
+});
+
+Deno.test("log shows journal entries of a plugin or a process, newest last", async () => {
+  await using w = await startWorld();
+  const c = commandsOn(w);
+  await c.run('probe.log {"lines": 3, "text": "hello"}');
+  const pid = w.host.journal.query({ plugin: "probe" })[0].pid!;
+  await eventually(() => w.host.processes.get(pid) === undefined);
+  await c.run("log probe -n 3");
+  const lines = c.printed[1].split("\n");
+  assert.equal(lines.length, 3);
+  assert.match(
+    lines[0],
+    new RegExp(`^ {2}\\d\\d:\\d\\d:\\d\\d\\.\\d{3} {2}${pid} {2}stderr {2}hello 1$`),
+  );
+  assert.match(lines[1], /stderr {2}hello 2$/);
+  assert.match(lines[2], /core {4}exit status 0$/);
+  await c.run(`log ${pid} -n 1`);
+  assert.match(c.printed[2], /^ {2}\d\d:\d\d:\d\d\.\d{3} {2}core {4}exit status 0$/);
+  await c.run("log nothing-here");
+  assert.equal(c.printed[3], "  no journal entries");
+});

@@ -1,0 +1,284 @@
+/**
+ * What the console prints: results, errors, notifications, the process
+ * table, journal entries and the help. Every function is pure and returns
+ * text without a final newline; colours come from a {@linkcode Style}.
+ *
+ * @module
+ */
+import pc from "picocolors";
+import type { ErrorObject } from "../core/jsonrpc.ts";
+import type { Entry } from "../core/journal.ts";
+import { DEFAULT_LOG_LIMIT } from "./parse.ts";
+
+/** The colours the console uses; each is the identity when colours are off. */
+export interface Style {
+  red(text: string): string;
+  green(text: string): string;
+  cyan(text: string): string;
+  dim(text: string): string;
+  bold(text: string): string;
+}
+
+/** A {@linkcode Style} with colours on or off. */
+export function makeStyle(colors: boolean): Style {
+  const c = pc.createColors(colors);
+  return { red: c.red, green: c.green, cyan: c.cyan, dim: c.dim, bold: c.bold };
+}
+
+/** A style without colours. */
+export const PLAIN: Style = makeStyle(false);
+
+/** Indents every line of `text` by `spaces`. */
+export function indent(text: string, spaces = 2): string {
+  const pad = " ".repeat(spaces);
+  return text.split("\n").map((line) => line === "" ? line : pad + line).join("\n");
+}
+
+/** Shortens `text` to at most `max` characters, with an ellipsis. */
+export function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+/** The longest label, and the longest params text in a notification line. */
+const MAX_LABEL = 60;
+const MAX_NOTIFICATION = 300;
+
+/** The label of a call: the line that started it, shortened. */
+export function callLabel(line: string): string {
+  return truncate(line.trim().replace(/\s+/g, " "), MAX_LABEL);
+}
+
+function labelLine(label: string, style: Style): string {
+  return style.bold(`${label} →`);
+}
+
+/** Options of {@linkcode formatResult} and {@linkcode formatError}. */
+export interface BlockOptions {
+  /** The call this answers: shown before it when several calls are in flight. */
+  label?: string;
+  style?: Style;
+}
+
+/** A result: pretty JSON indented by two spaces (a string result of the agent as text). */
+export function formatResult(value: unknown, options: BlockOptions = {}): string {
+  const style = options.style ?? PLAIN;
+  const body = indent(JSON.stringify(value ?? null, null, 2) ?? "null");
+  return options.label === undefined ? body : `${labelLine(options.label, style)}\n${body}`;
+}
+
+/** A text (the agent's answer): indented by two spaces. */
+export function formatText(text: string, options: BlockOptions = {}): string {
+  const style = options.style ?? PLAIN;
+  const body = indent(text);
+  return options.label === undefined ? body : `${labelLine(options.label, style)}\n${body}`;
+}
+
+/** Options of {@linkcode formatError}. */
+export interface ErrorOptions extends BlockOptions {
+  /** One more line of advice, after the error. */
+  hint?: string;
+}
+
+/** The code a process that ended without an answer gets (PROTOCOL 3.9). */
+const PROCESS_ENDED = -32002;
+
+/**
+ * An error object: `error <code>: <message>` in red; for -32002 the last
+ * journal lines of the process (`data.log`); other `data` as text or JSON.
+ */
+export function formatError(error: ErrorObject, options: ErrorOptions = {}): string {
+  const style = options.style ?? PLAIN;
+  const lines: string[] = [];
+  if (options.label !== undefined) lines.push(labelLine(options.label, style));
+  lines.push(indent(style.red(`error ${error.code}: ${error.message}`)));
+  const data = error.data as Record<string, unknown> | undefined;
+  if (error.code === PROCESS_ENDED && data && Array.isArray(data.log)) {
+    if (data.log.length > 0) {
+      lines.push(indent(style.dim("last lines of its log:")));
+      for (const line of data.log) lines.push(indent(String(line), 4));
+    }
+  } else if (typeof error.data === "string") {
+    lines.push(indent(error.data.replace(/\n$/, ""), 4));
+  } else if (error.data !== undefined && error.data !== null) {
+    lines.push(indent(JSON.stringify(error.data, null, 2), 4));
+  }
+  if (options.hint !== undefined) lines.push(indent(style.dim(`hint: ${options.hint}`)));
+  return lines.join("\n");
+}
+
+/** A line that was not sent: what is wrong, and an example of the right form. */
+export function formatUsage(message: string, example: string, style: Style = PLAIN): string {
+  return `${indent(style.red(message))}\n${indent(style.dim(`for example: ${example}`))}`;
+}
+
+/** A `core.notify` of a running call: dimmed, on one line. */
+export function formatNotification(
+  name: string,
+  params: unknown,
+  options: BlockOptions = {},
+): string {
+  const style = options.style ?? PLAIN;
+  const prefix = options.label === undefined ? "" : `${options.label}: `;
+  const isEmpty = params === undefined || params === null ||
+    (typeof params === "object" && Object.keys(params).length === 0);
+  const text = isEmpty ? name : `${name} ${JSON.stringify(params)}`;
+  return indent(style.dim(`· ${prefix}${truncate(text, MAX_NOTIFICATION)}`));
+}
+
+/** A notification that belongs to no call: its method and params, dimmed. */
+export function formatUnsolicited(method: string, params: unknown, style: Style = PLAIN): string {
+  return formatNotification(method, params, { style });
+}
+
+/** A table: a header row and aligned columns (the last column is not padded). */
+export function formatTable(headers: string[], rows: string[][], style: Style = PLAIN): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => i === cells.length - 1 ? c : c.padEnd(widths[i])).join("  ").trimEnd();
+  return [style.bold(line(headers)), ...rows.map(line)].map((l) => indent(l)).join("\n");
+}
+
+/** A duration, short: `12s`, `3m05s`, `2h03m`, `4d02h`. */
+export function formatAge(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  const pad = (n: number) => String(n).padStart(2, "0");
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${pad(s % 60)}s`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h${pad(Math.floor(s / 60) % 60)}m`;
+  return `${Math.floor(s / 86400)}d${pad(Math.floor(s / 3600) % 24)}h`;
+}
+
+/** One row of `ps`. */
+export interface ProcessRow {
+  pid: string;
+  plugin: string;
+  method: string;
+  state: string;
+  /** `console`, `core`, a process ID, or null for a detached process. */
+  parent: string | null;
+  startedAt: Date;
+}
+
+/** The `ps` table: pid, plugin.method, state, parent, age. */
+export function formatProcesses(rows: ProcessRow[], now: Date, style: Style = PLAIN): string {
+  if (rows.length === 0) return indent(style.dim("no processes"));
+  return formatTable(
+    ["PID", "CALL", "STATE", "PARENT", "AGE"],
+    rows.map((p) => [
+      p.pid,
+      `${p.plugin}.${p.method}`,
+      p.state,
+      p.parent ?? "detached",
+      formatAge(now.getTime() - p.startedAt.getTime()),
+    ]),
+    style,
+  );
+}
+
+/** Options of {@linkcode formatLog}. */
+export interface LogOptions {
+  /** Show the process of each entry (off when all are of one process). */
+  showPid?: boolean;
+  /** Entries of another day than this show their date. */
+  now?: Date;
+  style?: Style;
+}
+
+/** A time of day `HH:MM:SS.mmm` in local time, with the date when it is not `now`'s day. */
+export function formatClock(time: Date, now: Date = new Date()): string {
+  const pad = (n: number, w = 2) => String(n).padStart(w, "0");
+  const clock = `${pad(time.getHours())}:${pad(time.getMinutes())}:${pad(time.getSeconds())}.` +
+    pad(time.getMilliseconds(), 3);
+  const sameDay = time.getFullYear() === now.getFullYear() &&
+    time.getMonth() === now.getMonth() && time.getDate() === now.getDate();
+  if (sameDay) return clock;
+  return `${time.getFullYear()}-${pad(time.getMonth() + 1)}-${pad(time.getDate())} ${clock}`;
+}
+
+/**
+ * Journal entries, oldest first: time, process (or `core` for the host's
+ * own events), stream, line. The core's events are dimmed.
+ */
+export function formatLog(entries: Entry[], options: LogOptions = {}): string {
+  const style = options.style ?? PLAIN;
+  if (entries.length === 0) return indent(style.dim("no journal entries"));
+  const showPid = options.showPid ?? true;
+  const now = options.now ?? new Date();
+  const who = entries.map((e) => e.pid ?? "core");
+  const width = Math.max(...who.map((w) => w.length));
+  return entries.map((e, i) => {
+    const head = [formatClock(new Date(e.time), now)];
+    if (showPid) head.push(who[i].padEnd(width));
+    head.push(e.stream.padEnd(6));
+    const text = `${head.join("  ")}  ${e.line}`;
+    return indent(e.stream === "core" ? style.dim(text) : text);
+  }).join("\n");
+}
+
+/** One command of the help: its form, what it does, and an example. */
+export interface HelpEntry {
+  form: string;
+  does: string;
+  example: string;
+}
+
+/** Every command of the console. */
+export const HELP: readonly HelpEntry[] = [
+  {
+    form: "<plugin>.<method> [{json}]",
+    does: "call a method; params are a JSON object, {} when left out",
+    example: 'probe.echo {"text": "milk"}',
+  },
+  {
+    form: "core.<method> [{json}]",
+    does: "call the core (PROTOCOL section 9): call, stop, kill, lock, log, exit, …",
+    example: 'core.log {"grep": "panic", "limit": 5}',
+  },
+  {
+    form: "ps",
+    does: "the running processes: pid, call, state, parent, age",
+    example: "ps",
+  },
+  {
+    form: "log [plugin|pid] [-n N]",
+    does: `the journal, newest last (${DEFAULT_LOG_LIMIT} entries unless -n)`,
+    example: "log probe -n 5",
+  },
+  {
+    form: "stop <pid>",
+    does: "stop a process: its stdin closes, and it is killed after 5 s",
+    example: "stop probe-0197f3a2 (a unique start of the ID is enough)",
+  },
+  {
+    form: "kill <pid>",
+    does: "kill a process at once",
+    example: "kill probe-0197f3a2",
+  },
+  { form: "help", does: "this list", example: "help" },
+  {
+    form: "quit, exit, Ctrl-D",
+    does: "leave the console; the host stops every process",
+    example: "quit",
+  },
+  {
+    form: "any other text",
+    does: "a message for the agent (agent.chat)",
+    example: "write a plugin that keeps a shopping list",
+  },
+];
+
+/** The help: each command, what it does, and an example. */
+export function formatHelp(style: Style = PLAIN): string {
+  const width = Math.max(...HELP.map((h) => h.form.length));
+  const lines = HELP.map((h) => {
+    const line = `${style.bold(h.form.padEnd(width))}  ${h.does}`;
+    return `${line}\n${" ".repeat(width + 2)}${style.dim(`e.g. ${h.example}`)}`;
+  });
+  lines.push(
+    style.dim(
+      "Calls run side by side: the prompt stays usable, and each result is printed when it " +
+        "arrives.\nTab completes commands, plugin names and process IDs; Ctrl-C clears the line.",
+    ),
+  );
+  return indent(lines.join("\n"));
+}

@@ -1,0 +1,209 @@
+import assert from "node:assert/strict";
+import type { Entry } from "../core/journal.ts";
+import {
+  callLabel,
+  formatAge,
+  formatClock,
+  formatError,
+  formatHelp,
+  formatLog,
+  formatNotification,
+  formatProcesses,
+  formatResult,
+  formatTable,
+  formatText,
+  formatUsage,
+  HELP,
+  indent,
+  makeStyle,
+  PLAIN,
+  truncate,
+} from "./format.ts";
+
+const COLOR = makeStyle(true);
+// deno-lint-ignore no-control-regex
+const ANSI = /\x1b\[/;
+
+Deno.test("indent pads every non-empty line", () => {
+  assert.equal(indent("a\n\nb"), "  a\n\n  b");
+  assert.equal(indent("a", 4), "    a");
+});
+
+Deno.test("truncate and callLabel shorten long text", () => {
+  assert.equal(truncate("abcdef", 10), "abcdef");
+  assert.equal(truncate("abcdef", 4), "abc…");
+  assert.equal(callLabel('  probe.echo   {"a":  1} '), 'probe.echo {"a": 1}');
+  assert.equal(callLabel("x".repeat(100)).length, 60);
+});
+
+Deno.test("a result is pretty JSON indented by two spaces", () => {
+  assert.equal(
+    formatResult({ a: 1, b: [true] }),
+    '  {\n    "a": 1,\n    "b": [\n      true\n    ]\n  }',
+  );
+  assert.equal(formatResult(null), "  null");
+  assert.equal(formatResult(undefined), "  null");
+  assert.equal(formatResult("x"), '  "x"');
+});
+
+Deno.test("a result names its call when it has a label", () => {
+  assert.equal(formatResult(1, { label: "probe.echo {}" }), "probe.echo {} →\n  1");
+  assert.equal(formatText("hi\nthere", { label: "hello" }), "hello →\n  hi\n  there");
+  assert.match(formatResult(1, { label: "x", style: COLOR }), ANSI);
+});
+
+Deno.test("an error shows its code and message, in red with colours", () => {
+  const error = { code: 4711, message: "probe failed on purpose" };
+  assert.equal(formatError(error), "  error 4711: probe failed on purpose");
+  const colored = formatError(error, { style: COLOR });
+  assert.equal(colored, `  \x1b[31merror 4711: probe failed on purpose\x1b[39m`);
+});
+
+Deno.test("an error -32002 shows the last lines of the process's log", () => {
+  const text = formatError({
+    code: -32002,
+    message: "probe.panic: the process ended without an answer",
+    data: { pid: "p", status: null, log: ["start panic {}", "probe: about to panic"] },
+  });
+  assert.equal(
+    text,
+    [
+      "  error -32002: probe.panic: the process ended without an answer",
+      "  last lines of its log:",
+      "    start panic {}",
+      "    probe: about to panic",
+    ].join("\n"),
+  );
+});
+
+Deno.test("other error data is shown as text or JSON, and a hint comes last", () => {
+  assert.equal(
+    formatError({ code: -32004, message: "build failed", data: "line 1\nline 2\n" }),
+    "  error -32004: build failed\n    line 1\n    line 2",
+  );
+  assert.equal(
+    formatError({ code: -32003, message: "rejected", data: { reasons: ["x"] } }),
+    '  error -32003: rejected\n    {\n      "reasons": [\n        "x"\n      ]\n    }',
+  );
+  assert.equal(
+    formatError({ code: -32001, message: "no agent" }, { hint: "install it", label: "hi" }),
+    "hi →\n  error -32001: no agent\n  hint: install it",
+  );
+});
+
+Deno.test("a usage error shows an example", () => {
+  assert.equal(
+    formatUsage("params must be an object", 'probe.echo {"text": "milk"}'),
+    '  params must be an object\n  for example: probe.echo {"text": "milk"}',
+  );
+});
+
+Deno.test("a notification is one dimmed line", () => {
+  assert.equal(formatNotification("progress", { step: 1 }), '  · progress {"step":1}');
+  assert.equal(formatNotification("done", {}), "  · done");
+  assert.equal(formatNotification("done", undefined), "  · done");
+  assert.equal(
+    formatNotification("progress", { step: 1 }, { label: "probe.progress" }),
+    '  · probe.progress: progress {"step":1}',
+  );
+  assert.equal(formatNotification("x", {}, { style: COLOR }), "  \x1b[2m· x\x1b[22m");
+  assert.ok(formatNotification("big", { text: "y".repeat(1000) }).length < 320);
+});
+
+Deno.test("a table aligns its columns", () => {
+  assert.equal(
+    formatTable(["A", "BB", "C"], [["xxx", "y", "z"], ["1", "22", "333"]]),
+    "  A    BB  C\n  xxx  y   z\n  1    22  333",
+  );
+});
+
+Deno.test("ages are short", () => {
+  assert.equal(formatAge(0), "0s");
+  assert.equal(formatAge(-5), "0s");
+  assert.equal(formatAge(59_999), "59s");
+  assert.equal(formatAge(60_000), "1m00s");
+  assert.equal(formatAge(3_599_000), "59m59s");
+  assert.equal(formatAge(3_600_000), "1h00m");
+  assert.equal(formatAge(86_400_000 + 7_200_000), "1d02h");
+});
+
+Deno.test("ps shows pid, call, state, parent and age", () => {
+  const now = new Date("2026-01-01T12:00:00Z");
+  assert.equal(formatProcesses([], now), "  no processes");
+  const text = formatProcesses([
+    {
+      pid: "probe-1",
+      plugin: "probe",
+      method: "sleep",
+      state: "running",
+      parent: "console",
+      startedAt: new Date("2026-01-01T11:58:55Z"),
+    },
+    {
+      pid: "www-2",
+      plugin: "www",
+      method: "start",
+      state: "stopping",
+      parent: null,
+      startedAt: new Date("2026-01-01T10:00:00Z"),
+    },
+  ], now);
+  assert.equal(
+    text,
+    [
+      "  PID      CALL         STATE     PARENT    AGE",
+      "  probe-1  probe.sleep  running   console   1m05s",
+      "  www-2    www.start    stopping  detached  2h00m",
+    ].join("\n"),
+  );
+});
+
+Deno.test("a time of day shows the date only on another day", () => {
+  const now = new Date(2026, 0, 2, 15, 0, 0);
+  assert.equal(formatClock(new Date(2026, 0, 2, 9, 5, 7, 42), now), "09:05:07.042");
+  assert.equal(formatClock(new Date(2026, 0, 1, 23, 59, 59, 999), now), "2026-01-01 23:59:59.999");
+});
+
+Deno.test("journal entries show time, process, stream and line", () => {
+  const now = new Date(2026, 0, 2, 15, 0, 0);
+  const entry = (pid: string | null, stream: "core" | "stderr", line: string): Entry => ({
+    id: "x",
+    time: new Date(2026, 0, 2, 14, 0, 1, 500).toISOString(),
+    pid,
+    plugin: pid === null ? null : "probe",
+    stream,
+    line,
+  });
+  assert.equal(formatLog([], { now }), "  no journal entries");
+  const entries = [entry("probe-1", "core", "start echo {}"), entry(null, "stderr", "hello")];
+  assert.equal(
+    formatLog(entries, { now }),
+    "  14:00:01.500  probe-1  core    start echo {}\n  14:00:01.500  core     stderr  hello",
+  );
+  assert.equal(
+    formatLog([entries[0]], { now, showPid: false }),
+    "  14:00:01.500  core    start echo {}",
+  );
+  const colored = formatLog(entries, { now, style: COLOR }).split("\n");
+  assert.match(colored[0], ANSI); // the core's events are dimmed
+  assert.doesNotMatch(colored[1], ANSI);
+});
+
+Deno.test("the help lists every command with an explanation and an example", () => {
+  const text = formatHelp();
+  for (const word of ["<plugin>.<method>", "ps", "log", "stop", "kill", "help", "quit", "exit"]) {
+    assert.ok(text.includes(word), word);
+  }
+  for (const entry of HELP) {
+    assert.ok(text.includes(entry.does));
+    assert.ok(text.includes(`e.g. ${entry.example}`));
+  }
+  assert.doesNotMatch(text, ANSI);
+  assert.match(formatHelp(COLOR), ANSI);
+});
+
+Deno.test("the plain style has no colours", () => {
+  for (const f of [PLAIN.red, PLAIN.green, PLAIN.cyan, PLAIN.dim, PLAIN.bold]) {
+    assert.equal(f("x"), "x");
+  }
+});

@@ -1,0 +1,131 @@
+import assert from "node:assert/strict";
+import {
+  type Command,
+  DEFAULT_LOG_LIMIT,
+  isMethodName,
+  isProcessId,
+  parseLine,
+  resolvePid,
+} from "./parse.ts";
+
+const PID = "probe-0197f3a2-7c1e-7d2b-9a41-5f0c2e8b1d34";
+
+function invalid(command: Command): { message: string; example: string } {
+  assert.equal(command.kind, "invalid", JSON.stringify(command));
+  return command as { message: string; example: string };
+}
+
+Deno.test("an empty or blank line is nothing", () => {
+  assert.deepEqual(parseLine(""), { kind: "empty" });
+  assert.deepEqual(parseLine("   \t "), { kind: "empty" });
+});
+
+Deno.test("a method name with or without params is a call", () => {
+  assert.deepEqual(parseLine("probe.echo"), { kind: "call", method: "probe.echo", params: {} });
+  assert.deepEqual(parseLine('  probe.echo {"a": 1, "b": [2]}  '), {
+    kind: "call",
+    method: "probe.echo",
+    params: { a: 1, b: [2] },
+  });
+  assert.deepEqual(parseLine("notes.rpc.discover"), {
+    kind: "call",
+    method: "notes.rpc.discover",
+    params: {},
+  });
+  assert.deepEqual(parseLine('core.log {"limit": 5}'), {
+    kind: "call",
+    method: "core.log",
+    params: { limit: 5 },
+  });
+  assert.deepEqual(parseLine('my-plugin_2.do_it {"x":{"y":null}}'), {
+    kind: "call",
+    method: "my-plugin_2.do_it",
+    params: { x: { y: null } },
+  });
+});
+
+Deno.test("params that are not a JSON object are refused with an example", () => {
+  for (const params of ["[1, 2]", '"milk"', "42", "null", "true"]) {
+    const { message, example } = invalid(parseLine(`probe.echo ${params}`));
+    assert.match(message, /must be a JSON object/);
+    assert.equal(example, 'probe.echo {"text": "milk"}');
+  }
+  assert.match(invalid(parseLine("probe.echo [1]")).message, /not an array/);
+  for (const params of ["{a: 1}", "{'a': 1}", '{"a": 1', "milk"]) {
+    const { message, example } = invalid(parseLine(`probe.echo ${params}`));
+    assert.match(message, /are not JSON/);
+    assert.equal(example, 'probe.echo {"text": "milk"}');
+  }
+});
+
+Deno.test("method names have the form <plugin>.<method>", () => {
+  assert.ok(isMethodName("probe.echo"));
+  assert.ok(isMethodName("a.b.c"));
+  assert.ok(!isMethodName("e.g."));
+  assert.ok(!isMethodName("Hello.world"));
+  assert.ok(!isMethodName(".echo"));
+  assert.ok(!isMethodName("probe."));
+  assert.ok(!isMethodName("probe"));
+});
+
+Deno.test("any other text is a message for the agent", () => {
+  assert.deepEqual(parseLine("  write a plugin  "), { kind: "chat", text: "write a plugin" });
+  assert.deepEqual(parseLine("e.g. a list"), { kind: "chat", text: "e.g. a list" });
+  assert.deepEqual(parseLine("Hello.World"), { kind: "chat", text: "Hello.World" });
+  assert.deepEqual(parseLine("# a heading"), { kind: "chat", text: "# a heading" });
+});
+
+Deno.test("command words are commands only when the rest fits", () => {
+  assert.deepEqual(parseLine("ps"), { kind: "ps" });
+  assert.deepEqual(parseLine(" help "), { kind: "help" });
+  assert.deepEqual(parseLine("quit"), { kind: "quit" });
+  assert.deepEqual(parseLine("exit"), { kind: "quit" });
+  assert.equal(parseLine("help me write a plugin").kind, "chat");
+  assert.equal(parseLine("ps is a command").kind, "chat");
+  assert.equal(parseLine("exit the loop when done").kind, "chat");
+  assert.equal(parseLine("stop the web server").kind, "chat");
+  assert.equal(parseLine("log every request of www").kind, "chat");
+  assert.equal(parseLine("Help").kind, "chat");
+});
+
+Deno.test("stop and kill take one process ID", () => {
+  assert.deepEqual(parseLine(`stop ${PID}`), { kind: "stop", pid: PID });
+  assert.deepEqual(parseLine(`kill ${PID}`), { kind: "kill", pid: PID });
+  assert.deepEqual(parseLine("kill probe-0197"), { kind: "kill", pid: "probe-0197" });
+  const { message, example } = invalid(parseLine("stop"));
+  assert.match(message, /needs a process ID/);
+  assert.match(example, /^stop probe-/);
+});
+
+Deno.test("log takes a plugin or a process ID and -n N", () => {
+  assert.deepEqual(parseLine("log"), { kind: "log", limit: DEFAULT_LOG_LIMIT });
+  assert.deepEqual(parseLine("log probe"), { kind: "log", plugin: "probe", limit: 20 });
+  assert.deepEqual(parseLine(`log ${PID}`), { kind: "log", pid: PID, limit: 20 });
+  assert.deepEqual(parseLine("log probe -n 5"), { kind: "log", plugin: "probe", limit: 5 });
+  assert.deepEqual(parseLine("log -n 5 probe"), { kind: "log", plugin: "probe", limit: 5 });
+  assert.deepEqual(parseLine("log -n7"), { kind: "log", limit: 7 });
+  for (const line of ["log -n", "log -n x", "log -n 0", "log -n 1.5", "log probe -n 99999"]) {
+    assert.match(invalid(parseLine(line)).message, /-n takes a number/, line);
+  }
+  assert.match(invalid(parseLine("log -x")).message, /no option -x/);
+  assert.match(invalid(parseLine("log Probe!")).message, /neither a plugin name/);
+  assert.equal(invalid(parseLine("log -x")).example, "log probe -n 5");
+});
+
+Deno.test("process IDs have the form <plugin>-<uuidv7>", () => {
+  assert.ok(isProcessId(PID));
+  assert.ok(isProcessId("my-plugin-0197f3a2-7c1e-7d2b-9a41-5f0c2e8b1d34"));
+  assert.ok(!isProcessId("probe"));
+  assert.ok(!isProcessId("probe-0197f3a2"));
+  assert.ok(!isProcessId("probe-0197f3a2-7c1e-4d2b-9a41-5f0c2e8b1d34")); // a v4 UUID
+});
+
+Deno.test("a pid argument may be a unique start of a running process ID", () => {
+  const a = "probe-0197f3a2-7c1e-7d2b-9a41-5f0c2e8b1d34";
+  const b = "probe-0197f3a2-8888-7d2b-9a41-5f0c2e8b1d34";
+  assert.deepEqual(resolvePid(a, [a, b]), { pid: a });
+  assert.deepEqual(resolvePid("probe-0197f3a2-7", [a, b]), { pid: a });
+  assert.deepEqual(resolvePid("probe-0197", [a, b]), { ambiguous: [a, b] });
+  assert.deepEqual(resolvePid("nope-1", [a, b]), { pid: "nope-1" });
+  assert.deepEqual(resolvePid("x", []), { pid: "x" });
+});

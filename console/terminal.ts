@@ -1,0 +1,155 @@
+/**
+ * The interactive console: a prompt with line editing, history and tab
+ * completion (`node:readline`). Calls run in the background; their results
+ * and notifications are printed above the prompt, and the prompt is drawn
+ * again with what was typed so far.
+ *
+ * Ctrl-C clears a line that has text; on an empty line it prints a hint, and
+ * a second Ctrl-C leaves. Ctrl-D on an empty line, `quit` and `exit` leave.
+ *
+ * @module
+ */
+import process from "node:process";
+import * as readline from "node:readline";
+import type { Client } from "../core/client.ts";
+import type { Host } from "../core/host.ts";
+import { Commands, internalError } from "./commands.ts";
+import { complete } from "./complete.ts";
+import type { Style } from "./format.ts";
+import { History, historyPath, MAX_HISTORY } from "./history.ts";
+import { parseLine } from "./parse.ts";
+import { trapSignals } from "./signals.ts";
+
+/** What the interactive console needs. */
+export interface TerminalOptions {
+  host: Host;
+  client: Client;
+  style: Style;
+}
+
+/** Runs the interactive console until the person leaves; returns the exit code. */
+export async function runTerminal(options: TerminalOptions): Promise<number> {
+  const { host, client, style } = options;
+  const history = await History.load(historyPath(host.world.coreStateDir));
+  const output = process.stdout;
+  let plugins: string[] = await host.world.plugins().catch(() => []);
+  const refreshPlugins = () => {
+    host.world.plugins().then((p) => plugins = p, () => {});
+  };
+
+  const rl = readline.createInterface({
+    input: process.stdin,
+    output,
+    terminal: Deno.stdout.isTerminal(),
+    prompt: style.bold(style.cyan("> ")),
+    history: history.newestFirst(),
+    historySize: MAX_HISTORY,
+    completer: (line: string) =>
+      complete(line, {
+        plugins,
+        pids: host.processes.list().map((p) => p.pid),
+        methods: host.core.methods,
+      }),
+  });
+
+  let promptShown = false;
+  let closed = false;
+  const write = (text: string) =>
+    output.write(rl.terminal ? text.replaceAll(/\r?\n/g, "\r\n") : text);
+  /** Prints a block above the prompt, keeping the line being typed. */
+  const print = (text: string) => {
+    if (closed) return;
+    if (!promptShown || !rl.terminal) {
+      write(`${text}\n`);
+      return;
+    }
+    const rows = rl.getCursorPos().rows;
+    readline.moveCursor(output, 0, -rows);
+    readline.cursorTo(output, 0);
+    readline.clearScreenDown(output);
+    // the blank rows are where the prompt was: redrawing it moves up over them
+    write(`${text}\n${"\n".repeat(rows)}`);
+    rl.prompt(true);
+  };
+  const showPrompt = () => {
+    if (closed) return;
+    promptShown = true;
+    rl.prompt();
+  };
+
+  history.onWriteError = (message) => print(style.dim(message));
+  const commands = new Commands({ host, client, style, print });
+  const done = Promise.withResolvers<number>();
+
+  const finish = (code: number, note?: string) => {
+    if (closed) return;
+    if (promptShown) write("\n");
+    if (note) write(`${style.dim(note)}\n`);
+    if (commands.inFlight > 0) {
+      const n = commands.inFlight;
+      write(`${style.dim(`stopping ${n} running call${n === 1 ? "" : "s"}`)}\n`);
+    }
+    closed = true;
+    rl.close();
+    done.resolve(code);
+  };
+
+  let armed = false;
+  rl.on("SIGINT", () => {
+    if (rl.line.length > 0) {
+      armed = false;
+      rl.write("", { ctrl: true, name: "e" });
+      rl.write("", { ctrl: true, name: "u" });
+      return;
+    }
+    if (armed) {
+      finish(0);
+      return;
+    }
+    armed = true;
+    print(style.dim("(press Ctrl-C again to leave, or type quit)"));
+  });
+  const onKeypress = (_text: string, key: { ctrl?: boolean; name?: string } | undefined) => {
+    if (!(key?.ctrl && key.name === "c")) armed = false;
+  };
+  process.stdin.on("keypress", onKeypress);
+
+  rl.on("line", (line: string) => {
+    promptShown = false;
+    armed = false;
+    history.add(line);
+    const command = parseLine(line);
+    if (command.kind === "quit") {
+      finish(0);
+      return;
+    }
+    commands.run(command, line).catch((e) => print(internalError(e, style)));
+    refreshPlugins();
+    showPrompt();
+  });
+  rl.on("close", () => finish(0));
+  host.exitRequested.then((code) => finish(code, "a plugin called core.exit: the host stops"));
+  const untrap = trapSignals(
+    (signal, code) => finish(code, `${signal}: the host stops`),
+    () => host.killAll(),
+  );
+
+  write(banner(host, plugins, style) + "\n");
+  showPrompt();
+  try {
+    return await done.promise;
+  } finally {
+    untrap();
+    process.stdin.off("keypress", onKeypress);
+    client.onNotification = undefined;
+    await history.flushed();
+  }
+}
+
+function banner(host: Host, plugins: string[], style: Style): string {
+  const installed = plugins.length === 0 ? "no plugins yet" : `plugins: ${plugins.join(", ")}`;
+  return style.dim(
+    `Sausage console on ${host.world.root} (${installed}).\n` +
+      "Type help for the commands; any other text goes to the agent. Ctrl-D leaves.",
+  );
+}

@@ -1,0 +1,319 @@
+/**
+ * The `sausage` command line.
+ *
+ * ```text
+ * sausage [WORLD]                      the console (default world: created when missing)
+ * sausage --headless WORLD             no console; until SIGTERM/SIGINT (0) or core.exit (75)
+ * sausage init [WORLD]                 create a world, never overwriting a file
+ * sausage call WORLD METHOD [PARAMS]   one call; the result or the error object as JSON
+ * sausage run [--dir H::G] [--env N=V] FILE.wasm [ARGS]   any wasi:cli/command component
+ * ```
+ *
+ * @module
+ */
+import { Command, CommanderError, Option } from "commander";
+import { join, resolve } from "node:path";
+import pc from "picocolors";
+import { resolveCacheDir } from "./components/cache.ts";
+import { ComponentError } from "./components/format.ts";
+import { EXIT_CODE_CORE_EXIT, Host } from "./host.ts";
+import { TimeoutError } from "./client.ts";
+import { runComponent } from "./run_command.ts";
+import { initWorld, WorldError } from "./world.ts";
+
+/** Exit codes of `sausage` (also in the README). */
+export const ExitCode = {
+  Ok: 0,
+  /** `sausage call` got an error object; a command failed. */
+  Error: 1,
+  /** Bad command-line arguments. */
+  Usage: 2,
+  /** The world cannot be run: missing, locked by another host, or with a mount point name. */
+  World: 3,
+  /** A process asked the host to stop (`core.exit`). */
+  CoreExit: EXIT_CODE_CORE_EXIT,
+} as const;
+
+/** The world `sausage` without arguments runs: `$XDG_DATA_HOME/sausage/world` or `~/.local/share/sausage/world`. */
+export function defaultWorld(): string {
+  const xdg = Deno.env.get("XDG_DATA_HOME");
+  if (xdg) return join(xdg, "sausage", "world");
+  const home = Deno.env.get("HOME") ?? Deno.env.get("USERPROFILE") ?? ".";
+  return join(home, ".local", "share", "sausage", "world");
+}
+
+class Exit extends Error {
+  constructor(readonly code: number) {
+    super(`exit ${code}`);
+  }
+}
+
+function fail(message: string, code: number = ExitCode.Error): never {
+  console.error(`${pc.red("sausage:")} ${message}`);
+  throw new Exit(code);
+}
+
+function cacheOption(): Option {
+  return new Option(
+    "--cache-dir <dir>",
+    "component cache (default: $XDG_CACHE_HOME/sausage or ~/.cache/sausage)",
+  );
+}
+
+function errorCode(e: unknown): number {
+  if (e instanceof WorldError) return ExitCode.World;
+  return ExitCode.Error;
+}
+
+async function startHost(
+  world: string,
+  cacheDir: string | undefined,
+  options: { services?: boolean } = {},
+) {
+  try {
+    return await Host.start({
+      world,
+      cacheDir: resolveCacheDir(cacheDir),
+      services: options.services,
+      onNote: (text) => console.error(pc.dim(`sausage: ${text}`)),
+    });
+  } catch (e) {
+    fail((e as Error).message, errorCode(e));
+  }
+}
+
+/** Waits for SIGINT or SIGTERM; a second one kills every process at once. */
+function untilSignal(host: Host): Promise<void> {
+  const { promise, resolve } = Promise.withResolvers<void>();
+  let count = 0;
+  const onSignal = () => {
+    count++;
+    if (count === 1) resolve();
+    else host.killAll();
+  };
+  const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
+  for (const s of signals) Deno.addSignalListener(s, onSignal);
+  return promise;
+}
+
+async function headless(world: string, cacheDir: string | undefined): Promise<number> {
+  const host = await startHost(world, cacheDir);
+  console.error(`sausage: running ${host.world.root} (headless). Stop with SIGTERM or Ctrl-C.`);
+  const code = await Promise.race([
+    untilSignal(host).then(() => ExitCode.Ok as number),
+    host.exitRequested,
+  ]);
+  console.error(`sausage: stopping${code === ExitCode.CoreExit ? " (core.exit)" : ""}…`);
+  await host.shutdown();
+  return code;
+}
+
+async function consoleMode(
+  world: string | undefined,
+  cacheDir: string | undefined,
+): Promise<number> {
+  let root = world;
+  if (root === undefined) {
+    root = defaultWorld();
+    const report = await initWorld(root);
+    if (report.created.length > 0) {
+      console.error(
+        pc.dim(
+          `sausage: created the world ${report.root}; configure the agent in ${
+            join(report.root, "config", "agent.yaml")
+          }`,
+        ),
+      );
+    }
+  }
+  const host = await startHost(root, cacheDir);
+  const { runConsole } = await import("../console/console.ts");
+  const code = await runConsole(host);
+  await host.shutdown();
+  return code;
+}
+
+async function callOnce(
+  world: string,
+  method: string,
+  paramsText: string | undefined,
+  options: { timeout?: string; cacheDir?: string; services: boolean },
+): Promise<number> {
+  let params: unknown = {};
+  if (paramsText !== undefined) {
+    try {
+      params = JSON.parse(paramsText);
+    } catch (e) {
+      fail(
+        `PARAMS is not JSON: ${(e as Error).message}. Example: '{"text": "milk"}'`,
+        ExitCode.Usage,
+      );
+    }
+  }
+  if (typeof params !== "object" || params === null || Array.isArray(params)) {
+    fail(
+      'PARAMS must be a JSON object: params are by name, for example \'{"text": "milk"}\'',
+      ExitCode.Usage,
+    );
+  }
+  let timeoutMs: number | undefined;
+  if (options.timeout !== undefined) {
+    const seconds = Number(options.timeout);
+    if (!Number.isFinite(seconds) || seconds <= 0) {
+      fail("--timeout takes a positive number of seconds", ExitCode.Usage);
+    }
+    timeoutMs = seconds * 1000;
+  }
+  const host = await startHost(world, options.cacheDir, { services: options.services });
+  try {
+    await host.servicesStarted;
+    const client = host.client("console");
+    try {
+      const response = await client.request(method, params as Record<string, unknown>, {
+        timeoutMs,
+        onNotify: (name, p) => console.error(pc.dim(`${name} ${JSON.stringify(p)}`)),
+      });
+      if (response.error) {
+        console.log(JSON.stringify(response.error, null, 2));
+        return ExitCode.Error;
+      }
+      console.log(JSON.stringify(response.result, null, 2));
+      return ExitCode.Ok;
+    } catch (e) {
+      if (!(e instanceof TimeoutError)) throw e;
+      console.log(JSON.stringify({ code: -32000, message: e.message }, null, 2));
+      return ExitCode.Error;
+    }
+  } finally {
+    await host.shutdown();
+  }
+}
+
+/** Builds the command line parser; `run` receives each command's exit code. */
+export function buildProgram(done: (code: number) => void): Command {
+  const program = new Command("sausage")
+    .description(
+      "Sausage runs a world of small WebAssembly programs (plugins) that talk JSON-RPC.\n" +
+        "Without a command it opens the console on WORLD (default: " + defaultWorld() +
+        ", created when missing).",
+    )
+    .argument("[world]", "the world folder")
+    .option(
+      "--headless",
+      "run without a console until SIGTERM or SIGINT (exit 0) or core.exit (exit 75)",
+    )
+    .addOption(cacheOption())
+    .enablePositionalOptions()
+    .showHelpAfterError("(run sausage --help for the commands)")
+    .addHelpText(
+      "after",
+      `
+Exit codes: 0 ok; 1 a call failed or a command failed; 2 bad arguments;
+3 the world cannot be run (missing, run by another host, or containing proc,
+run or self); 75 a plugin called core.exit. \`sausage run\` exits with the
+component's status (134 when it trapped).
+NO_COLOR=1 turns colours off.`,
+    )
+    .action(async (world: string | undefined, opts: { headless?: boolean; cacheDir?: string }) => {
+      if (opts.headless) {
+        if (!world) {
+          fail("--headless needs a WORLD folder: sausage --headless WORLD", ExitCode.Usage);
+        }
+        done(await headless(world, opts.cacheDir));
+      } else {
+        done(await consoleMode(world, opts.cacheDir));
+      }
+    });
+
+  program.command("init")
+    .description("create a world (folders and commented config files); never overwrites a file")
+    .argument("[world]", "the world folder", defaultWorld())
+    .addOption(cacheOption())
+    .action(async (world: string) => {
+      const report = await initWorld(world).catch((e) => fail((e as Error).message, errorCode(e)));
+      for (const path of report.created) console.log(`created ${path}`);
+      for (const path of report.kept) console.log(`kept    ${path} (already there)`);
+      console.log(`\nThe world is ${report.root}.`);
+      console.log(
+        `Edit ${join(report.root, "config", "agent.yaml")} to choose the agent's model and key.`,
+      );
+      done(ExitCode.Ok);
+    });
+
+  program.command("call")
+    .description(
+      "make one call with the parent `console`; print the result (exit 0) or the error object (exit 1) as JSON",
+    )
+    .argument("<world>", "the world folder")
+    .argument("<method>", "<plugin>.<method> or core.<method>")
+    .argument("[params]", "params as a JSON object", undefined)
+    .option("--timeout <seconds>", "give up after this many seconds")
+    .option("--no-services", "do not start the services of config/boot.yaml first")
+    .addOption(cacheOption())
+    .action(async (world: string, method: string, params: string | undefined, opts) => {
+      done(await callOnce(world, method, params, opts));
+    });
+
+  program.command("run")
+    .description(
+      "run a wasi:cli/command component with Sausage's WASI, outside a world (like `wasmtime run`)",
+    )
+    .argument("<file>", "the component (.wasm)")
+    .argument("[args...]", "arguments for the component")
+    .option(
+      "--dir <host::guest>",
+      "give the component a host folder at a guest path (repeatable)",
+      collect,
+      [],
+    )
+    .option("--env <name=value>", "set an environment variable (repeatable)", collect, [])
+    .addOption(cacheOption())
+    .passThroughOptions()
+    .action(
+      async (
+        file: string,
+        args: string[],
+        opts: { dir: string[]; env: string[]; cacheDir?: string },
+      ) => {
+        try {
+          done(
+            await runComponent({
+              file: resolve(file),
+              args,
+              dirs: opts.dir,
+              env: opts.env,
+              cacheDir: resolveCacheDir(opts.cacheDir),
+            }),
+          );
+        } catch (e) {
+          if (e instanceof Deno.errors.NotFound) fail(`no such file: ${file}`);
+          if (e instanceof ComponentError) fail(e.message);
+          fail((e as Error).message);
+        }
+      },
+    );
+
+  program.exitOverride();
+  return program;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** Runs `sausage` with `args` and returns the exit code. */
+export async function main(args: string[]): Promise<number> {
+  let code: number = ExitCode.Ok;
+  const program = buildProgram((c) => code = c);
+  try {
+    await program.parseAsync(args, { from: "user" });
+  } catch (e) {
+    if (e instanceof Exit) return e.code;
+    if (e instanceof CommanderError) {
+      return e.exitCode === 0 ? ExitCode.Ok : ExitCode.Usage;
+    }
+    console.error(`${pc.red("sausage:")} ${(e as Error).stack ?? e}`);
+    return ExitCode.Error;
+  }
+  return code;
+}
