@@ -92,12 +92,12 @@ export class Journal {
   /** Told when writing starts to fail or works again (the host prints it). */
   onTrouble?: (message: string) => void;
 
-  constructor(path: string) {
+  /** Opens (or creates) the journal; a write waits up to `busyTimeoutMs` for a lock. */
+  constructor(path: string, options: { busyTimeoutMs?: number } = {}) {
     this.path = path;
     this.#db = new DatabaseSync(path);
-    this.#db.exec(
-      "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;",
-    );
+    this.#db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
+    this.#db.exec(`PRAGMA busy_timeout = ${Math.floor(options.busyTimeoutMs ?? 5000)};`);
     this.#db.exec(SCHEMA);
     this.#db.function("sausage_grep", { deterministic: true }, (pattern, line) => {
       return compiledPattern(String(pattern)).test(String(line)) ? 1 : 0;

@@ -106,8 +106,8 @@ function isId(v: unknown): v is Id {
 }
 
 /**
- * Classifies a parsed message. The caller has already checked that it is an
- * object with `"jsonrpc": "2.0"` or an array (a batch).
+ * Classifies a parsed message: processes' stdout lines were already filtered
+ * (objects with `"jsonrpc": "2.0"`, or batches); other peers may send anything.
  */
 export function classify(value: unknown): Classified {
   if (Array.isArray(value)) {
@@ -118,6 +118,13 @@ export function classify(value: unknown): Classified {
         ErrorCode.InvalidRequest,
         "batches are not supported: send one message per line",
       ),
+    };
+  }
+  if (typeof value !== "object" || value === null) {
+    return {
+      kind: "invalid",
+      id: null,
+      error: new RpcError(ErrorCode.InvalidRequest, "a message must be a JSON object"),
     };
   }
   const m = value as Record<string, unknown>;
@@ -162,7 +169,7 @@ export function classify(value: unknown): Classified {
   }
   return {
     kind: "invalid",
-    id: hasId ? id : undefined,
+    id: hasId ? id : null, // not a notification either: JSON-RPC answers with id null
     error: new RpcError(
       ErrorCode.InvalidRequest,
       "a message needs a method, or an id with a result or an error",

@@ -1,0 +1,93 @@
+/**
+ * Bad input: each gets a clear error, the host stays up, and nothing already
+ * journaled is lost.
+ */
+import assert from "node:assert/strict";
+import { componentEmbed, componentNew } from "@bytecodealliance/jco";
+import { join } from "node:path";
+import type { Response } from "../core/jsonrpc.ts";
+import { eventually, startWorld, type TestWorld } from "./world.ts";
+
+async function putPlugin(w: TestWorld, name: string, bytes: Uint8Array): Promise<void> {
+  await Deno.mkdir(join(w.root, "plugins", name), { recursive: true });
+  await Deno.writeFile(join(w.root, "plugins", name, "plugin.wasm"), bytes);
+}
+
+/** A component built from WIT alone (its functions trap), for import and export checks. */
+async function dummyComponent(world: string): Promise<Uint8Array> {
+  const wit = `package test:bad;
+interface missing { hello: func() -> string; }
+interface other { ping: func(); }
+world with-missing-import { import missing; export wasi:cli/run@0.2.6; }
+world without-run { export other; }
+package wasi:cli@0.2.6 { interface run { run: func() -> result; } }`;
+  const core = await componentEmbed({ dummy: true, witSource: wit, world });
+  return await componentNew(core, []);
+}
+
+function failure(r: Response): { detail: string; reason: string } {
+  assert.equal(r.error?.code, -32002, JSON.stringify(r));
+  return r.error!.data as { detail: string; reason: string };
+}
+
+Deno.test("a plugin.wasm that is not WebAssembly, empty, or a core module gets a clear error", async () => {
+  await using w = await startWorld();
+  await putPlugin(w, "text", new TextEncoder().encode("#!/bin/sh\necho hi\n"));
+  await putPlugin(w, "empty", new Uint8Array());
+  const text = failure(await w.request("text.run", {}));
+  assert.equal(text.reason, "failed");
+  assert.match(text.detail, /not WebAssembly .*23 21 2f 62.*wasm32-wasip2/);
+  assert.match(
+    failure(await w.request("empty.run", {})).detail,
+    /not WebAssembly \(it starts with nothing\)/,
+  );
+  await putPlugin(w, "module", new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]));
+  assert.match(
+    failure(await w.request("module.run", {})).detail,
+    /core WebAssembly module, not a component/,
+  );
+  // the journal tells the same, and the host still works
+  assert.ok(w.host.journal.query({ grep: "cannot start: .*not a component" }).length >= 1);
+  assert.deepEqual(await w.call("probe.echo", { still: "up" }), { still: "up" });
+});
+
+Deno.test("a component that imports an interface Sausage does not provide is refused, naming it", async () => {
+  await using w = await startWorld();
+  await putPlugin(w, "needy", await dummyComponent("with-missing-import"));
+  const detail = failure(await w.request("needy.hello", {})).detail;
+  assert.match(detail, /imports test:bad\/missing/);
+  assert.match(detail, /which Sausage does not provide/);
+});
+
+Deno.test("a component that is not a wasi:cli/command is refused", async () => {
+  await using w = await startWorld();
+  await putPlugin(w, "reactor", await dummyComponent("without-run"));
+  assert.match(failure(await w.request("reactor.ping", {})).detail, /not a wasi:cli\/command/);
+});
+
+Deno.test("a process that floods stderr is rate-limited, the journal says so and stays usable", async () => {
+  await using w = await startWorld();
+  const r = await w.call("probe.log", { lines: 50_000, text: "flood" });
+  assert.deepEqual(r, { logged: 50_000 });
+  await eventually(() =>
+    w.host.journal.query({ grep: "^dropped \\d+ lines of stderr" }).length >= 1
+  );
+  const kept = w.host.journal.query({ grep: "^flood", limit: 10_000 }).length;
+  assert.ok(kept >= 1000 && kept < 10_000, `kept ${kept} lines`);
+  const started = performance.now();
+  w.host.journal.query({ grep: "^flood 49999" });
+  assert.ok(performance.now() - started < 2000);
+  assert.deepEqual(await w.call("probe.echo", {}), {});
+});
+
+Deno.test("messages that are not JSON-RPC objects from a client get -32600, and nothing breaks", async () => {
+  await using w = await startWorld();
+  const got: unknown[] = [];
+  const peer = w.host.client("console");
+  peer.deliver = (m) => got.push(m);
+  for (const m of ["text", 42, null, { jsonrpc: "2.0" }, { jsonrpc: "2.0", id: 1, method: 7 }]) {
+    peer.send(m);
+  }
+  await eventually(() => got.length === 5);
+  for (const m of got as { error: { code: number } }[]) assert.equal(m.error.code, -32600);
+});
