@@ -15,7 +15,7 @@ import { type InstanceControl, KilledSignal, type Scheduler } from "./scheduler.
 import { LogLineSink, MessageLineSink, type OutputPort, RawSink, StdinSource } from "./stdio.ts";
 import { cliImports, ExitSignal } from "./wasi/cli.ts";
 import { clocksImports } from "./wasi/clocks.ts";
-import { filesystemImports } from "./wasi/filesystem_placeholder.ts";
+import { filesystemImports, releaseFilesystem } from "./wasi/filesystem.ts";
 import { InputStream, ioImports, OutputStream } from "./wasi/io.ts";
 import { randomImports } from "./wasi/random.ts";
 
@@ -62,6 +62,7 @@ export class Instance {
   readonly #stdout: MessageLineSink | RawSink;
   readonly #stderr: LogLineSink | RawSink;
   #exited = false;
+  #files: object | undefined;
   /** Called once when the process has ended and its exit was reported. */
   onExit?: () => void;
 
@@ -99,7 +100,7 @@ export class Instance {
         ...ioImports(),
         ...clocksImports({ onTimer: () => this.#host.scheduler.turn(), kill: this.#kill.signal }),
         ...randomImports(),
-        ...filesystemImports(spawn.mounts),
+        ...(this.#files = filesystemImports(spawn.mounts)),
       };
       const sausage = this.#host.scheduler.imports(this.#control);
       const component = await glue.instantiate(
@@ -171,6 +172,8 @@ export class Instance {
   #finish(report: ExitReport): void {
     if (this.#exited) return;
     this.#exited = true;
+    // a guest that exits does not drop its descriptors: close its host files
+    if (this.#files) releaseFilesystem(this.#files);
     if (report.reason === "killed") {
       this.#stdout.abandon();
       this.#stderr.abandon();

@@ -250,14 +250,14 @@ Deno.test("a stdout line over 16 MiB kills the process and the journal says why"
 
 Deno.test("files a process writes land in the world folder", async () => {
   await using w = await startWorld();
-  const r =
-    (await w.call("probe.write_file", { path: "/state/probe/x.txt", text: "hi" })) as AnyRecord;
-  if ("error" in r) {
-    // the world filesystem is not there yet in this build: the test states what it needs
-    assert.fail(`write failed: ${r.error}`);
-  }
-  assert.equal(r.read, "hi");
-  assert.ok(existsSync(join(w.root, "state", "probe", "x.txt")));
+  const r = (await w.call("probe.write_file", { path: "/state/x.txt", text: "hi" })) as AnyRecord;
+  assert.equal(r.read, "hi", JSON.stringify(r));
+  assert.ok(existsSync(join(w.root, "state", "x.txt")));
+  const listed = (await w.call("probe.list_dir", { path: "/" })) as { names: string[] };
+  for (const name of ["config", "plugins", "state"]) assert.ok(listed.names.includes(name));
+  const escape =
+    (await w.call("probe.read_file", { path: "/../../../../etc/hostname" })) as AnyRecord;
+  assert.ok("error" in escape, "a path that climbs out of the world stays inside it");
 });
 
 function lastPid(entries: { pid: string | null }[]): string {

@@ -1,0 +1,803 @@
+/**
+ * The host layer: a real folder of the host as the root of a
+ * {@linkcode FileSystem}.
+ *
+ * ## Confinement
+ *
+ * Nothing reaches outside the root folder. Paths are resolved with the
+ * semantics of a Linux `chroot` into the root:
+ *
+ * - `..` at the root stays at the root.
+ * - The target of a symbolic link is resolved inside the layer: an absolute
+ *   target (`/state/x`) starts at the root of the layer, not of the host, and
+ *   a relative one cannot climb above the root. This holds for links made
+ *   through the layer and for links that were there before.
+ * - After 40 symbolic links in one resolution, the result is `ELOOP`.
+ * - A path longer than 4095 bytes, or with a component longer than 255 bytes,
+ *   gives `ENAMETOOLONG`; a NUL character gives `EINVAL`.
+ *
+ * Symbolic links are resolved here, component by component, never by the
+ * host. The host only sees paths whose every folder is known to be a real
+ * folder inside the root. To stay fast, a path is first checked with one
+ * `realpath` call: when the host's answer equals the path itself, no component
+ * is a symbolic link, and the walk is skipped. Nothing is cached.
+ *
+ * Limits: the runtime has no `openat`, so a check and the call that follows it
+ * are two steps. A concurrent writer in the same folder that swaps a checked
+ * folder for a symbolic link between the two could make one call act outside
+ * the root; run the host with file permissions limited to the root as a
+ * second wall. A folder handle is bound to its path, not to the folder.
+ * Opening a FIFO blocks the thread, as it does on the host.
+ *
+ * @example
+ * ```ts
+ * import { HostFileSystem } from "./host.ts";
+ * const root = Deno.makeTempDirSync();
+ * const fs = new HostFileSystem(root);
+ * fs.mkdir("/notes");
+ * const file = fs.open("/notes/a.txt", { write: true, create: true });
+ * file.write(new TextEncoder().encode("hello"), 0);
+ * file.close();
+ * fs.stat("/notes/a.txt").size; // 5
+ * ```
+ *
+ * @module
+ */
+import { existsSync, lutimesSync } from "node:fs";
+import {
+  checkPath as _check,
+  checkTarget as _checkTarget,
+  onlyEmpty as _onlyEmpty,
+} from "./_path.ts";
+import {
+  type DirEntry,
+  type FileHandle,
+  type FileKind,
+  type FileSystem,
+  isVfsErrorCode,
+  MAX_SYMLINKS,
+  type OpenOptions,
+  type Stat,
+  type TimeSpec,
+  VfsError,
+  type VfsErrorCode,
+} from "./types.ts";
+
+/** Options of {@linkcode HostFileSystem}. */
+export interface HostFileSystemOptions {
+  /** Refuse every change with `EROFS`. */
+  readOnly?: boolean;
+  /**
+   * Makes a symbolic link on the host at `hostPath` (a checked path inside
+   * the root) whose content is `target`. The default, `Deno.symlinkSync`,
+   * needs unscoped read and write permissions; where permissions are scoped
+   * to folders (a worker), pass a function that asks a thread that has them.
+   * Without it, making a link there fails with `EPERM`, as on a filesystem
+   * without links.
+   */
+  symlink?: (target: string, hostPath: string) => void;
+}
+
+/** Matches what a path must not have for the fast check: `//`, `.` or `..` components, a trailing `/`. */
+const _NOT_SIMPLE = /\/\/|\/\.\.?(?:\/|$)|\/$/;
+
+/** The host layer. See the module documentation for its rules. */
+export class HostFileSystem implements FileSystem {
+  /** The real path of the root folder on the host. */
+  readonly root: string;
+  /** Whether every change is refused with `EROFS`. */
+  readonly readOnly: boolean;
+  /** Prepended to a layer path to get the host path: the root, or "" for the host's `/`. */
+  readonly #prefix: string;
+  readonly #symlink: (target: string, hostPath: string) => void;
+
+  constructor(root: string, options: HostFileSystemOptions = {}) {
+    let real: string;
+    try {
+      real = Deno.realPathSync(root);
+    } catch (e) {
+      throw _fromHost(e, "open", root);
+    }
+    if (!Deno.statSync(real).isDirectory) throw new VfsError("ENOTDIR", "open", root);
+    this.root = real;
+    this.#prefix = real === "/" ? "" : real;
+    this.readOnly = options.readOnly ?? false;
+    this.#symlink = options.symlink ?? Deno.symlinkSync;
+  }
+
+  stat(path: string): Stat {
+    _check(path, "stat");
+    const host = this.#follow(path, "stat");
+    try {
+      // The host path has no symbolic link left: lstat does not follow a
+      // link that a concurrent writer might have put there.
+      return _stat(Deno.lstatSync(host));
+    } catch (e) {
+      throw _fromHost(e, "stat", path);
+    }
+  }
+
+  lstat(path: string): Stat {
+    _check(path, "lstat");
+    const host = this.#noFollow(path, "lstat");
+    try {
+      return _stat(Deno.lstatSync(host));
+    } catch (e) {
+      throw _fromHost(e, "lstat", path);
+    }
+  }
+
+  realpath(path: string): string {
+    _check(path, "realpath");
+    const host = this.#follow(path, "realpath");
+    try {
+      Deno.lstatSync(host);
+    } catch (e) {
+      throw _fromHost(e, "realpath", path);
+    }
+    return this.#layerPath(host);
+  }
+
+  readDir(path: string): DirEntry[] {
+    _check(path, "readdir");
+    const host = this.#follow(path, "readdir");
+    try {
+      const entries: DirEntry[] = [];
+      for (const entry of Deno.readDirSync(host)) {
+        let kind: FileKind = entry.isFile
+          ? "file"
+          : entry.isDirectory
+          ? "directory"
+          : entry.isSymlink
+          ? "symlink"
+          : "unknown";
+        // Devices, FIFOs and sockets are rare: ask for their kind.
+        if (kind === "unknown") kind = _lstatKind(_join(host, entry.name));
+        entries.push({ name: entry.name, kind });
+      }
+      return entries;
+    } catch (e) {
+      throw _fromHost(e, "readdir", path);
+    }
+  }
+
+  open(path: string, options: OpenOptions): FileHandle {
+    _check(path, "open");
+    const write = options.write === true;
+    const read = options.read === true || !write;
+    const create = options.create === true;
+    const exclusive = create && options.exclusive === true;
+    const truncate = options.truncate === true;
+    if ((write || create || truncate) && this.readOnly) throw new VfsError("EROFS", "open", path);
+    let host: string;
+    if (exclusive) {
+      // O_EXCL never follows the last component, on the host either.
+      host = this.#noFollow(path, "open");
+    } else if (options.noFollow) {
+      host = this.#noFollow(path, "open");
+      let info: Deno.FileInfo | undefined;
+      try {
+        info = Deno.lstatSync(host);
+      } catch (e) {
+        const err = _fromHost(e, "open", path);
+        if (err.code !== "ENOENT") throw err;
+      }
+      if (info?.isSymlink) {
+        throw new VfsError(options.directory ? "ENOTDIR" : "ELOOP", "open", path);
+      }
+    } else {
+      host = this.#follow(path, "open", create);
+    }
+    let file: Deno.FsFile;
+    try {
+      file = Deno.openSync(host, {
+        read,
+        write: write || create || truncate,
+        create: create && !exclusive,
+        createNew: exclusive,
+        truncate,
+      });
+    } catch (e) {
+      throw _fromHost(e, "open", path);
+    }
+    let kind: FileKind;
+    try {
+      kind = _kind(file.statSync());
+    } catch (e) {
+      file.close();
+      throw _fromHost(e, "open", path);
+    }
+    const layerPath = this.#layerPath(host);
+    if (kind === "directory") {
+      // Folders are bound to their path: no host descriptor stays open.
+      file.close();
+      return new _HostDir(this, layerPath, (p) => this.#syncDir(p));
+    }
+    if (options.directory) {
+      file.close();
+      throw new VfsError("ENOTDIR", "open", path);
+    }
+    return new _HostFile(file, kind, layerPath, read, write);
+  }
+
+  mkdir(path: string): void {
+    _check(path, "mkdir");
+    if (this.readOnly) throw new VfsError("EROFS", "mkdir", path);
+    const host = this.#noFollow(path, "mkdir");
+    try {
+      Deno.mkdirSync(host);
+    } catch (e) {
+      throw _fromHost(e, "mkdir", path);
+    }
+  }
+
+  unlink(path: string): void {
+    _check(path, "unlink");
+    if (this.readOnly) throw new VfsError("EROFS", "unlink", path);
+    const host = this.#noFollow(path, "unlink");
+    try {
+      // Deno's remove also removes empty folders: check the kind first.
+      if (Deno.lstatSync(host).isDirectory) throw new VfsError("EISDIR", "unlink", path);
+      Deno.removeSync(host);
+    } catch (e) {
+      throw _fromHost(e, "unlink", path);
+    }
+  }
+
+  rmdir(path: string): void {
+    _check(path, "rmdir");
+    if (this.readOnly) throw new VfsError("EROFS", "rmdir", path);
+    const host = this.#noFollow(path, "rmdir");
+    try {
+      // Deno's remove also removes files and links: check the kind first.
+      if (!Deno.lstatSync(host).isDirectory) throw new VfsError("ENOTDIR", "rmdir", path);
+      // `/` and `x/..` name a folder in use, never an entry to remove.
+      if (_namesFolder(path)) {
+        throw new VfsError(path === "/" ? "EBUSY" : "ENOTEMPTY", "rmdir", path);
+      }
+      Deno.removeSync(host);
+    } catch (e) {
+      throw _fromHost(e, "rmdir", path);
+    }
+  }
+
+  rename(from: string, to: string): void {
+    _check(from, "rename");
+    _check(to, "rename");
+    if (this.readOnly) throw new VfsError("EROFS", "rename", from);
+    const hostFrom = this.#noFollow(from, "rename");
+    // As on Linux: the source's folder is checked before the destination's.
+    _requireFolder(_parentOf(hostFrom), "rename", from);
+    const hostTo = this.#noFollow(to, "rename");
+    if (_namesFolder(from) || _namesFolder(to)) {
+      _requireFolder(_parentOf(hostTo), "rename", to);
+      throw new VfsError("EBUSY", "rename", from);
+    }
+    try {
+      Deno.renameSync(hostFrom, hostTo);
+    } catch (e) {
+      throw _fromHost(e, "rename", from);
+    }
+  }
+
+  symlink(target: string, path: string): void {
+    _check(path, "symlink");
+    if (this.readOnly) throw new VfsError("EROFS", "symlink", path);
+    _checkTarget(target, path);
+    const host = this.#noFollow(path, "symlink");
+    try {
+      this.#symlink(target, host);
+    } catch (e) {
+      if (e instanceof Error && e.name === "NotCapable") {
+        throw new VfsError("EPERM", "symlink", path, e.message);
+      }
+      throw _fromHost(e, "symlink", path);
+    }
+  }
+
+  readlink(path: string): string {
+    _check(path, "readlink");
+    const host = this.#noFollow(path, "readlink");
+    try {
+      return Deno.readLinkSync(host);
+    } catch (e) {
+      throw _fromHost(e, "readlink", path);
+    }
+  }
+
+  link(existing: string, newPath: string): void {
+    _check(existing, "link");
+    _check(newPath, "link");
+    if (this.readOnly) throw new VfsError("EROFS", "link", newPath);
+    const hostExisting = this.#noFollow(existing, "link");
+    try {
+      // As on Linux: a missing source is reported before a bad destination.
+      Deno.lstatSync(hostExisting);
+    } catch (e) {
+      throw _fromHost(e, "link", existing);
+    }
+    const hostNew = this.#noFollow(newPath, "link");
+    try {
+      Deno.linkSync(hostExisting, hostNew);
+    } catch (e) {
+      throw _fromHost(e, "link", existing);
+    }
+  }
+
+  setTimes(path: string, atime: TimeSpec, mtime: TimeSpec, follow: boolean): void {
+    _check(path, "utimes");
+    if (this.readOnly) throw new VfsError("EROFS", "utimes", path);
+    const host = follow ? this.#follow(path, "utimes") : this.#noFollow(path, "utimes");
+    try {
+      const info = Deno.lstatSync(host);
+      const a = _seconds(atime, info.atime);
+      const m = _seconds(mtime, info.mtime);
+      if (info.isSymlink) lutimesSync(host, a, m);
+      else Deno.utimeSync(host, a, m);
+    } catch (e) {
+      throw _fromHost(e, "utimes", path);
+    }
+  }
+
+  /** The layer path of a host path that {@linkcode #follow} or {@linkcode #walk} returned. */
+  #layerPath(host: string): string {
+    return host.length > this.#prefix.length ? host.slice(this.#prefix.length) : "/";
+  }
+
+  #syncDir(path: string): void {
+    const host = this.#follow(path, "fsync");
+    try {
+      const dir = Deno.openSync(host, { read: true });
+      try {
+        dir.syncSync();
+      } finally {
+        dir.close();
+      }
+    } catch (e) {
+      throw _fromHost(e, "fsync", path);
+    }
+  }
+
+  /**
+   * The host path of `path` with every symbolic link resolved, the last one
+   * included. A missing last component is returned as is when `create`, and
+   * is `ENOENT` otherwise.
+   */
+  #follow(path: string, syscall: string, create = false): string {
+    if (path === "/") return this.#prefix || "/";
+    const host = this.#prefix + path;
+    if (!_NOT_SIMPLE.test(path)) {
+      // A failed host call costs about ten times a successful one (it builds
+      // an error): ask first with calls that do not fail.
+      if (_exists(host)) {
+        let real: string | undefined;
+        try {
+          real = Deno.realPathSync(host);
+        } catch {
+          // Changed meanwhile: the walk finds out.
+        }
+        if (real === host) return host;
+      } else if (this.#parentIsReal(path)) {
+        // The folder is real; the last component is missing or a link that
+        // leads nowhere on the host (it may lead somewhere in the layer).
+        let info: Deno.FileInfo | undefined;
+        try {
+          info = Deno.lstatSync(host);
+        } catch (e) {
+          const err = _fromHost(e, syscall, path);
+          if (err.code === "ENOENT" && create) return host;
+          throw err;
+        }
+        if (!info.isSymlink) return host;
+      }
+    }
+    const resolved = this.#walk(path, true, syscall);
+    if (!create && resolved !== host && !_exists(resolved)) {
+      // The walk returns a missing last component for a create.
+      try {
+        Deno.lstatSync(resolved);
+      } catch (e) {
+        throw _fromHost(e, syscall, path);
+      }
+    }
+    return resolved;
+  }
+
+  /**
+   * The host path of `path` with the symbolic links of its folders resolved,
+   * and its last component as it is.
+   */
+  #noFollow(path: string, syscall: string): string {
+    if (path === "/") return this.#prefix || "/";
+    const slash = path.lastIndexOf("/");
+    const name = path.slice(slash + 1);
+    // `.` and `..` name a folder, never an entry: resolve them like any folder.
+    if (name === ".." || name === "." || name === "") return this.#follow(path, syscall);
+    if (slash === 0) return this.#prefix + path;
+    const parent = path.slice(0, slash);
+    if (!_NOT_SIMPLE.test(parent)) {
+      const hostParent = this.#prefix + parent;
+      try {
+        if (Deno.realPathSync(hostParent) === hostParent) return hostParent + "/" + name;
+      } catch {
+        // Missing, a loop, or no access: the walk finds out.
+      }
+    }
+    return _join(this.#walk(parent, true, syscall, true), name);
+  }
+
+  #parentIsReal(path: string): boolean {
+    const slash = path.lastIndexOf("/");
+    if (slash === 0) return true;
+    const parent = this.#prefix + path.slice(0, slash);
+    try {
+      return Deno.realPathSync(parent) === parent;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Resolves `path` one component at a time, with `chroot` semantics. Returns
+   * a host path whose folders are all real folders inside the root. A missing
+   * last component is returned as is (for a create), unless `mustExist`.
+   */
+  #walk(path: string, followLast: boolean, syscall: string, mustExist = false): string {
+    const prefix = this.#prefix;
+    const pending = path.split("/").reverse();
+    const folders: string[] = [];
+    let current = prefix;
+    let links = 0;
+    while (pending.length > 0) {
+      const name = pending.pop()!;
+      if (name === "" || name === ".") continue;
+      if (name === "..") {
+        folders.pop();
+        current = folders.length > 0 ? folders[folders.length - 1] : prefix;
+        continue;
+      }
+      const last = _onlyEmpty(pending);
+      const candidate = current + "/" + name;
+      if (last && !followLast) return candidate;
+      let info: Deno.FileInfo;
+      try {
+        info = Deno.lstatSync(candidate);
+      } catch (e) {
+        const err = _fromHost(e, syscall, path);
+        if (err.code === "ENOENT" && last && !mustExist) return candidate;
+        throw err;
+      }
+      if (info.isSymlink) {
+        if (++links > MAX_SYMLINKS) throw new VfsError("ELOOP", syscall, path);
+        let target: string;
+        try {
+          target = Deno.readLinkSync(candidate);
+        } catch (e) {
+          throw _fromHost(e, syscall, path);
+        }
+        if (target === "") throw new VfsError("ENOENT", syscall, path);
+        if (target.charCodeAt(0) === 47) {
+          folders.length = 0;
+          current = prefix;
+        }
+        const parts = target.split("/");
+        for (let i = parts.length - 1; i >= 0; i--) pending.push(parts[i]);
+        continue;
+      }
+      if (!last && !info.isDirectory) throw new VfsError("ENOTDIR", syscall, path);
+      folders.push(candidate);
+      current = candidate;
+    }
+    return current === "" ? "/" : current;
+  }
+}
+
+/** An open file of the host layer: a host descriptor and the position it was left at. */
+class _HostFile implements FileHandle {
+  readonly kind: FileKind;
+  readonly path: string;
+  #file: Deno.FsFile | null;
+  readonly #read: boolean;
+  readonly #write: boolean;
+  /** Where the host descriptor's position is; -1 when unknown. Saves a seek on sequential access. */
+  #pos = 0;
+
+  constructor(file: Deno.FsFile, kind: FileKind, path: string, read: boolean, write: boolean) {
+    this.#file = file;
+    this.kind = kind;
+    this.path = path;
+    this.#read = read;
+    this.#write = write;
+  }
+
+  #open(syscall: string): Deno.FsFile {
+    if (this.#file === null) throw new VfsError("EBADF", syscall, this.path);
+    return this.#file;
+  }
+
+  read(buffer: Uint8Array, offset: number): number {
+    const file = this.#open("read");
+    if (!this.#read) throw new VfsError("EBADF", "read", this.path, "not open for reading");
+    if (buffer.length === 0) return 0;
+    try {
+      if (offset !== this.#pos) {
+        this.#pos = -1;
+        file.seekSync(offset, Deno.SeekMode.Start);
+        this.#pos = offset;
+      }
+      const n = file.readSync(buffer) ?? 0;
+      this.#pos += n;
+      return n;
+    } catch (e) {
+      this.#pos = -1;
+      throw _fromHost(e, "read", this.path);
+    }
+  }
+
+  write(data: Uint8Array, offset: number): number {
+    const file = this.#open("write");
+    if (!this.#write) throw new VfsError("EBADF", "write", this.path, "not open for writing");
+    try {
+      if (offset !== this.#pos) {
+        this.#pos = -1;
+        file.seekSync(offset, Deno.SeekMode.Start);
+        this.#pos = offset;
+      }
+      let done = 0;
+      while (done < data.length) {
+        const n = file.writeSync(done === 0 ? data : data.subarray(done));
+        done += n;
+        this.#pos += n;
+      }
+      return done;
+    } catch (e) {
+      this.#pos = -1;
+      throw _fromHost(e, "write", this.path);
+    }
+  }
+
+  append(data: Uint8Array): number {
+    const file = this.#open("write");
+    if (!this.#write) throw new VfsError("EBADF", "write", this.path, "not open for writing");
+    let size: number;
+    try {
+      size = file.statSync().size;
+    } catch (e) {
+      throw _fromHost(e, "write", this.path);
+    }
+    this.write(data, size);
+    return size + data.length;
+  }
+
+  setSize(size: number): void {
+    const file = this.#open("ftruncate");
+    if (!this.#write) throw new VfsError("EBADF", "ftruncate", this.path, "not open for writing");
+    try {
+      file.truncateSync(size);
+    } catch (e) {
+      throw _fromHost(e, "ftruncate", this.path);
+    }
+  }
+
+  stat(): Stat {
+    const file = this.#open("fstat");
+    try {
+      return _stat(file.statSync());
+    } catch (e) {
+      throw _fromHost(e, "fstat", this.path);
+    }
+  }
+
+  sync(): void {
+    const file = this.#open("fsync");
+    try {
+      file.syncSync();
+    } catch (e) {
+      throw _fromHost(e, "fsync", this.path);
+    }
+  }
+
+  syncData(): void {
+    const file = this.#open("fdatasync");
+    try {
+      file.syncDataSync();
+    } catch (e) {
+      throw _fromHost(e, "fdatasync", this.path);
+    }
+  }
+
+  setTimes(atime: TimeSpec, mtime: TimeSpec): void {
+    const file = this.#open("futimes");
+    try {
+      const info = atime === null || mtime === null ? file.statSync() : undefined;
+      file.utimeSync(_seconds(atime, info?.atime ?? null), _seconds(mtime, info?.mtime ?? null));
+    } catch (e) {
+      throw _fromHost(e, "futimes", this.path);
+    }
+  }
+
+  close(): void {
+    const file = this.#open("close");
+    this.#file = null;
+    try {
+      file.close();
+    } catch (e) {
+      throw _fromHost(e, "close", this.path);
+    }
+  }
+}
+
+/** An open folder of the host layer, bound to its path. */
+class _HostDir implements FileHandle {
+  readonly kind: FileKind = "directory";
+  readonly path: string;
+  readonly #fs: FileSystem;
+  readonly #sync: (path: string) => void;
+  #closed = false;
+
+  constructor(fs: FileSystem, path: string, sync: (path: string) => void) {
+    this.#fs = fs;
+    this.path = path;
+    this.#sync = sync;
+  }
+
+  #open(syscall: string): void {
+    if (this.#closed) throw new VfsError("EBADF", syscall, this.path);
+  }
+
+  read(): number {
+    this.#open("read");
+    throw new VfsError("EISDIR", "read", this.path);
+  }
+
+  write(): number {
+    this.#open("write");
+    throw new VfsError("EISDIR", "write", this.path);
+  }
+
+  append(): number {
+    this.#open("write");
+    throw new VfsError("EISDIR", "write", this.path);
+  }
+
+  setSize(): void {
+    this.#open("ftruncate");
+    throw new VfsError("EISDIR", "ftruncate", this.path);
+  }
+
+  stat(): Stat {
+    this.#open("fstat");
+    return this.#fs.stat(this.path);
+  }
+
+  sync(): void {
+    this.#open("fsync");
+    this.#sync(this.path);
+  }
+
+  syncData(): void {
+    this.#open("fdatasync");
+    this.#sync(this.path);
+  }
+
+  setTimes(atime: TimeSpec, mtime: TimeSpec): void {
+    this.#open("futimes");
+    this.#fs.setTimes(this.path, atime, mtime, true);
+  }
+
+  close(): void {
+    this.#open("close");
+    this.#closed = true;
+  }
+}
+
+/** Whether `path` is `/` or ends in `..`: it names a folder in use, never an entry to remove. */
+function _namesFolder(path: string): boolean {
+  return path === "/" || path.endsWith("/..");
+}
+
+/**
+ * Whether something is at `host`, following links, without the cost of a
+ * failed call. False also when the host refuses to look (a link that leads
+ * outside the folders a worker may read): the walk then decides.
+ */
+function _exists(host: string): boolean {
+  try {
+    return existsSync(host);
+  } catch {
+    return false;
+  }
+}
+
+function _parentOf(host: string): string {
+  const slash = host.lastIndexOf("/");
+  return slash <= 0 ? "/" : host.slice(0, slash);
+}
+
+function _requireFolder(host: string, syscall: string, path: string): void {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.lstatSync(host);
+  } catch (e) {
+    throw _fromHost(e, syscall, path);
+  }
+  if (!info.isDirectory) throw new VfsError("ENOTDIR", syscall, path);
+}
+
+function _join(hostFolder: string, name: string): string {
+  return hostFolder === "/" ? "/" + name : hostFolder + "/" + name;
+}
+
+function _kind(info: Deno.FileInfo): FileKind {
+  if (info.isFile) return "file";
+  if (info.isDirectory) return "directory";
+  if (info.isSymlink) return "symlink";
+  if (info.isBlockDevice) return "block-device";
+  if (info.isCharDevice) return "character-device";
+  if (info.isFifo) return "fifo";
+  if (info.isSocket) return "socket";
+  return "unknown";
+}
+
+function _lstatKind(host: string): FileKind {
+  try {
+    return _kind(Deno.lstatSync(host));
+  } catch {
+    return "unknown";
+  }
+}
+
+function _stat(info: Deno.FileInfo): Stat {
+  return {
+    kind: _kind(info),
+    size: info.size,
+    nlink: info.nlink ?? 1,
+    dev: info.dev,
+    ino: info.ino ?? 0,
+    mode: info.mode ?? 0,
+    atimeMs: info.atime?.getTime() ?? null,
+    mtimeMs: info.mtime?.getTime() ?? null,
+    ctimeMs: info.ctime?.getTime() ?? null,
+  };
+}
+
+/** A {@linkcode TimeSpec} as the seconds the host calls take. */
+function _seconds(spec: TimeSpec, current: Date | null): number {
+  if (spec === "now") return Date.now() / 1000;
+  if (spec === null) return current === null ? Date.now() / 1000 : current.getTime() / 1000;
+  return spec / 1000;
+}
+
+/** Deno error classes without a `code`, by name. */
+const _BY_CLASS: Record<string, VfsErrorCode> = {
+  NotFound: "ENOENT",
+  AlreadyExists: "EEXIST",
+  NotADirectory: "ENOTDIR",
+  IsADirectory: "EISDIR",
+  PermissionDenied: "EACCES",
+  NotCapable: "EACCES",
+  FilesystemLoop: "ELOOP",
+  InvalidData: "EINVAL",
+  Busy: "EBUSY",
+  Interrupted: "EINTR",
+  WouldBlock: "EAGAIN",
+  BrokenPipe: "EPIPE",
+};
+
+/**
+ * Turns an error of a host call into a {@linkcode VfsError}. Errors that
+ * are not about files (bugs) are thrown on unchanged.
+ */
+function _fromHost(e: unknown, syscall: string, path: string): VfsError {
+  if (e instanceof VfsError) return e;
+  const code = (e as { code?: unknown } | null)?.code;
+  if (isVfsErrorCode(code)) return new VfsError(code, syscall, path, (e as Error).message);
+  if (e instanceof Error) {
+    const byClass = _BY_CLASS[e.name];
+    if (byClass) return new VfsError(byClass, syscall, path, e.message);
+    if (typeof code === "string" && code.startsWith("E")) {
+      return new VfsError("EIO", syscall, path, e.message);
+    }
+  }
+  throw e;
+}

@@ -1,0 +1,605 @@
+/**
+ * The memory layer: a {@linkcode FileSystem} whose files live in the memory
+ * of the thread that made it (for `/self` and `/run`).
+ *
+ * It follows Linux: the same error codes in the same order, hard links,
+ * symbolic links resolved with `chroot` semantics (as in the host layer), a
+ * folder's link count of 2 plus its subfolders. A file handle keeps its file
+ * after an unlink or a rename. An optional byte budget makes writes beyond
+ * it fail with `ENOSPC`, so that a process cannot fill the host's memory.
+ *
+ * @example
+ * ```ts
+ * import { MemoryFileSystem } from "./memory.ts";
+ * const fs = new MemoryFileSystem({ maxBytes: 1 << 20 });
+ * const file = fs.open("/endpoint", { write: true, create: true });
+ * file.write(new TextEncoder().encode("tcp:127.0.0.1:41234"), 0);
+ * file.close();
+ * fs.stat("/endpoint").size; // 19
+ * ```
+ *
+ * @module
+ */
+import { checkPath, checkTarget, onlyEmpty } from "./_path.ts";
+import {
+  type DirEntry,
+  type FileHandle,
+  type FileKind,
+  type FileSystem,
+  MAX_SYMLINKS,
+  type OpenOptions,
+  type Stat,
+  type TimeSpec,
+  VfsError,
+} from "./types.ts";
+
+/** Options of {@linkcode MemoryFileSystem}. */
+export interface MemoryFileSystemOptions {
+  /** Refuse every change with `EROFS`. */
+  readOnly?: boolean;
+  /** Most bytes of file content the layer holds; beyond it, writes fail with `ENOSPC`. */
+  maxBytes?: number;
+}
+
+interface _Times {
+  atimeMs: number;
+  mtimeMs: number;
+  ctimeMs: number;
+}
+
+interface _File extends _Times {
+  kind: "file";
+  ino: number;
+  nlink: number;
+  /** Open handles: an unlinked file keeps its content until the last is closed. */
+  opens: number;
+  data: Uint8Array;
+  size: number;
+}
+
+interface _Dir extends _Times {
+  kind: "directory";
+  ino: number;
+  nlink: number;
+  entries: Map<string, _Node>;
+}
+
+interface _Link extends _Times {
+  kind: "symlink";
+  ino: number;
+  nlink: number;
+  target: string;
+}
+
+type _Node = _File | _Dir | _Link;
+
+/** Where a path led: the folder of its last component, the name, and what is there. */
+interface _Found {
+  /** The folders from the root to the folder of the last component. */
+  folders: _Dir[];
+  /** Their names, for {@linkcode MemoryFileSystem.realpath}. */
+  names: string[];
+  /** The last component; "" when the path names a folder by `/` or `..`. */
+  name: string;
+  /** What is at the path, if anything. */
+  node: _Node | undefined;
+}
+
+let _devices = 0x5a00;
+
+/** The memory layer. See the module documentation for its rules. */
+export class MemoryFileSystem implements FileSystem {
+  /** Whether every change is refused with `EROFS`. */
+  readonly readOnly: boolean;
+  readonly #dev = _devices++;
+  readonly #root: _Dir;
+  readonly #maxBytes: number;
+  #bytes = 0;
+  #inodes = 1;
+
+  constructor(options: MemoryFileSystemOptions = {}) {
+    this.readOnly = options.readOnly ?? false;
+    this.#maxBytes = options.maxBytes ?? Infinity;
+    this.#root = this.#dir();
+    this.#root.nlink = 2;
+  }
+
+  /** Bytes of file content held now. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  stat(path: string): Stat {
+    checkPath(path, "stat");
+    return this.#stat(this.#existing(path, true, "stat"));
+  }
+
+  lstat(path: string): Stat {
+    checkPath(path, "lstat");
+    return this.#stat(this.#existing(path, false, "lstat"));
+  }
+
+  realpath(path: string): string {
+    checkPath(path, "realpath");
+    const found = this.#resolve(path, true, "realpath");
+    if (!found.node) throw new VfsError("ENOENT", "realpath", path);
+    const names = found.name === "" ? found.names : [...found.names, found.name];
+    return "/" + names.join("/");
+  }
+
+  readDir(path: string): DirEntry[] {
+    checkPath(path, "readdir");
+    const node = this.#existing(path, true, "readdir");
+    if (node.kind !== "directory") throw new VfsError("ENOTDIR", "readdir", path);
+    node.atimeMs = Date.now();
+    return [...node.entries].map(([name, child]) => ({ name, kind: child.kind }));
+  }
+
+  open(path: string, options: OpenOptions): FileHandle {
+    checkPath(path, "open");
+    const write = options.write === true;
+    const read = options.read === true || !write;
+    const create = options.create === true;
+    const exclusive = create && options.exclusive === true;
+    const truncate = options.truncate === true;
+    if ((write || create || truncate) && this.readOnly) throw new VfsError("EROFS", "open", path);
+    const found = this.#resolve(path, !exclusive && !options.noFollow, "open");
+    let node = found.node;
+    if (node && exclusive) throw new VfsError("EEXIST", "open", path);
+    if (node?.kind === "symlink") {
+      throw new VfsError(options.directory ? "ENOTDIR" : "ELOOP", "open", path);
+    }
+    if (!node) {
+      if (!create) throw new VfsError("ENOENT", "open", path);
+      const file = this.#file();
+      this.#link(found.folders[found.folders.length - 1], found.name, file);
+      node = file;
+    }
+    if (node.kind === "directory") {
+      if (write || create || truncate) throw new VfsError("EISDIR", "open", path);
+      return new _DirHandle(this, this.#pathOf(found));
+    }
+    if (options.directory) throw new VfsError("ENOTDIR", "open", path);
+    if (truncate && node.size > 0) this.#resize(node, 0, "open", path);
+    return new _FileHandle(this, node, this.#pathOf(found), read, write);
+  }
+
+  mkdir(path: string): void {
+    checkPath(path, "mkdir");
+    if (this.readOnly) throw new VfsError("EROFS", "mkdir", path);
+    const found = this.#resolve(path, false, "mkdir");
+    if (found.node) throw new VfsError("EEXIST", "mkdir", path);
+    const parent = found.folders[found.folders.length - 1];
+    this.#link(parent, found.name, this.#dir());
+    parent.nlink++;
+  }
+
+  unlink(path: string): void {
+    checkPath(path, "unlink");
+    if (this.readOnly) throw new VfsError("EROFS", "unlink", path);
+    const found = this.#resolve(path, false, "unlink");
+    const node = found.node;
+    if (!node) throw new VfsError("ENOENT", "unlink", path);
+    if (node.kind === "directory") throw new VfsError("EISDIR", "unlink", path);
+    this.#unlink(found.folders[found.folders.length - 1], found.name, node);
+  }
+
+  rmdir(path: string): void {
+    checkPath(path, "rmdir");
+    if (this.readOnly) throw new VfsError("EROFS", "rmdir", path);
+    const found = this.#resolve(path, false, "rmdir");
+    const node = found.node;
+    if (!node) throw new VfsError("ENOENT", "rmdir", path);
+    if (node.kind !== "directory") throw new VfsError("ENOTDIR", "rmdir", path);
+    if (found.name === "") {
+      throw new VfsError(path.endsWith("/..") ? "ENOTEMPTY" : "EBUSY", "rmdir", path);
+    }
+    if (node.entries.size > 0) throw new VfsError("ENOTEMPTY", "rmdir", path);
+    const parent = found.folders[found.folders.length - 1];
+    this.#unlink(parent, found.name, node);
+    parent.nlink--;
+  }
+
+  rename(from: string, to: string): void {
+    checkPath(from, "rename");
+    checkPath(to, "rename");
+    if (this.readOnly) throw new VfsError("EROFS", "rename", from);
+    const src = this.#resolve(from, false, "rename");
+    const dst = this.#resolve(to, false, "rename");
+    if (src.name === "" || dst.name === "") throw new VfsError("EBUSY", "rename", from);
+    const node = src.node;
+    if (!node) throw new VfsError("ENOENT", "rename", from);
+    const srcParent = src.folders[src.folders.length - 1];
+    const dstParent = dst.folders[dst.folders.length - 1];
+    // A folder cannot move into itself; a folder holding the source cannot be replaced.
+    if (node.kind === "directory" && dst.folders.includes(node)) {
+      throw new VfsError("EINVAL", "rename", from);
+    }
+    const old = dst.node;
+    if (old && src.folders.includes(old as _Dir)) throw new VfsError("ENOTEMPTY", "rename", to);
+    if (old === node) return;
+    if (old) {
+      if (node.kind === "directory" && old.kind !== "directory") {
+        throw new VfsError("ENOTDIR", "rename", to);
+      }
+      if (node.kind !== "directory" && old.kind === "directory") {
+        throw new VfsError("EISDIR", "rename", to);
+      }
+      if (old.kind === "directory" && old.entries.size > 0) {
+        throw new VfsError("ENOTEMPTY", "rename", to);
+      }
+      this.#unlink(dstParent, dst.name, old);
+      if (old.kind === "directory") dstParent.nlink--;
+    }
+    srcParent.entries.delete(src.name);
+    dstParent.entries.set(dst.name, node);
+    const now = Date.now();
+    srcParent.mtimeMs =
+      srcParent.ctimeMs =
+      dstParent.mtimeMs =
+      dstParent.ctimeMs =
+        now;
+    node.ctimeMs = now;
+    if (node.kind === "directory" && srcParent !== dstParent) {
+      srcParent.nlink--;
+      dstParent.nlink++;
+    }
+  }
+
+  symlink(target: string, path: string): void {
+    checkPath(path, "symlink");
+    if (this.readOnly) throw new VfsError("EROFS", "symlink", path);
+    checkTarget(target, path);
+    const found = this.#resolve(path, false, "symlink");
+    if (found.node) throw new VfsError("EEXIST", "symlink", path);
+    const now = Date.now();
+    const link: _Link = {
+      kind: "symlink",
+      ino: this.#inodes++,
+      nlink: 0,
+      target,
+      atimeMs: now,
+      mtimeMs: now,
+      ctimeMs: now,
+    };
+    this.#link(found.folders[found.folders.length - 1], found.name, link);
+  }
+
+  readlink(path: string): string {
+    checkPath(path, "readlink");
+    const node = this.#existing(path, false, "readlink");
+    if (node.kind !== "symlink") throw new VfsError("EINVAL", "readlink", path);
+    node.atimeMs = Date.now();
+    return node.target;
+  }
+
+  link(existing: string, newPath: string): void {
+    checkPath(existing, "link");
+    checkPath(newPath, "link");
+    if (this.readOnly) throw new VfsError("EROFS", "link", newPath);
+    const node = this.#existing(existing, false, "link");
+    const found = this.#resolve(newPath, false, "link");
+    if (found.node) throw new VfsError("EEXIST", "link", newPath);
+    if (node.kind === "directory") throw new VfsError("EPERM", "link", existing);
+    this.#link(found.folders[found.folders.length - 1], found.name, node);
+    node.ctimeMs = Date.now();
+  }
+
+  setTimes(path: string, atime: TimeSpec, mtime: TimeSpec, follow: boolean): void {
+    checkPath(path, "utimes");
+    if (this.readOnly) throw new VfsError("EROFS", "utimes", path);
+    _setTimes(this.#existing(path, follow, "utimes"), atime, mtime);
+  }
+
+  /** The node at `path`, or ENOENT. */
+  #existing(path: string, follow: boolean, syscall: string): _Node {
+    const node = this.#resolve(path, follow, syscall).node;
+    if (!node) throw new VfsError("ENOENT", syscall, path);
+    return node;
+  }
+
+  /** The layer path of a resolved path. */
+  #pathOf(found: _Found): string {
+    const names = found.name === "" ? found.names : [...found.names, found.name];
+    return "/" + names.join("/");
+  }
+
+  /**
+   * Resolves `path` with `chroot` semantics. The folders must exist; the
+   * last component may be missing (for a create).
+   */
+  #resolve(path: string, followLast: boolean, syscall: string): _Found {
+    const pending = path.split("/").reverse();
+    const folders: _Dir[] = [this.#root];
+    const names: string[] = [];
+    let links = 0;
+    while (pending.length > 0) {
+      const name = pending.pop()!;
+      if (name === "" || name === ".") continue;
+      if (name === "..") {
+        if (folders.length > 1) {
+          folders.pop();
+          names.pop();
+        }
+        continue;
+      }
+      const folder = folders[folders.length - 1];
+      const node = folder.entries.get(name);
+      const last = onlyEmpty(pending);
+      if (node?.kind === "symlink" && (followLast || !last)) {
+        if (++links > MAX_SYMLINKS) throw new VfsError("ELOOP", syscall, path);
+        if (node.target.charCodeAt(0) === 47) {
+          folders.length = 1;
+          names.length = 0;
+        }
+        const parts = node.target.split("/");
+        for (let i = parts.length - 1; i >= 0; i--) pending.push(parts[i]);
+        continue;
+      }
+      if (last) return { folders, names, name, node };
+      if (!node) throw new VfsError("ENOENT", syscall, path);
+      if (node.kind !== "directory") throw new VfsError("ENOTDIR", syscall, path);
+      folders.push(node);
+      names.push(name);
+    }
+    // The path ends at a folder (`/`, or after `..`): it has no entry name.
+    const node = folders[folders.length - 1];
+    return { folders: folders.length > 1 ? folders.slice(0, -1) : folders, names, name: "", node };
+  }
+
+  #dir(): _Dir {
+    const now = Date.now();
+    return {
+      kind: "directory",
+      ino: this.#inodes++,
+      nlink: 0,
+      entries: new Map(),
+      atimeMs: now,
+      mtimeMs: now,
+      ctimeMs: now,
+    };
+  }
+
+  #file(): _File {
+    const now = Date.now();
+    return {
+      kind: "file",
+      ino: this.#inodes++,
+      nlink: 0,
+      opens: 0,
+      data: new Uint8Array(0),
+      size: 0,
+      atimeMs: now,
+      mtimeMs: now,
+      ctimeMs: now,
+    };
+  }
+
+  /** Puts `node` in `folder` as `name`. */
+  #link(folder: _Dir, name: string, node: _Node): void {
+    folder.entries.set(name, node);
+    // A folder counts its `.` and its entry in the parent.
+    node.nlink += node.kind === "directory" ? 2 : 1;
+    folder.mtimeMs = folder.ctimeMs = Date.now();
+  }
+
+  #unlink(folder: _Dir, name: string, node: _Node): void {
+    folder.entries.delete(name);
+    node.nlink -= node.kind === "directory" ? 2 : 1;
+    folder.mtimeMs = folder.ctimeMs = node.ctimeMs = Date.now();
+    // The content stays while a handle holds the file; its bytes count until then.
+    if (node.kind === "file") this.#release(node);
+  }
+
+  /** Sets the size of a file, charging the budget. */
+  #resize(file: _File, size: number, syscall: string, path: string): void {
+    if (size > file.data.length) {
+      let capacity = Math.max(size, Math.min(file.data.length * 2, size + (1 << 20)), 64);
+      if (this.#bytes - file.data.length + capacity > this.#maxBytes) capacity = size;
+      if (this.#bytes - file.data.length + capacity > this.#maxBytes) {
+        throw new VfsError("ENOSPC", syscall, path);
+      }
+      const data = new Uint8Array(capacity);
+      data.set(file.data.subarray(0, file.size));
+      this.#bytes += capacity - file.data.length;
+      file.data = data;
+    } else if (size < file.size) {
+      file.data.fill(0, size, file.size);
+      if (size === 0 && file.data.length > 0) {
+        this.#bytes -= file.data.length;
+        file.data = new Uint8Array(0);
+      }
+    }
+    file.size = size;
+    file.mtimeMs = file.ctimeMs = Date.now();
+  }
+
+  #stat(node: _Node): Stat {
+    return {
+      kind: node.kind,
+      size: node.kind === "file"
+        ? node.size
+        : node.kind === "symlink"
+        ? _byteLength(node.target)
+        : 0,
+      nlink: node.nlink,
+      dev: this.#dev,
+      ino: node.ino,
+      mode: 0,
+      atimeMs: node.atimeMs,
+      mtimeMs: node.mtimeMs,
+      ctimeMs: node.ctimeMs,
+    };
+  }
+
+  /** Frees the content of a file that has no name and no open handle left. */
+  #release(file: _File): void {
+    if (file.nlink === 0 && file.opens === 0) {
+      this.#bytes -= file.data.length;
+      file.data = new Uint8Array(0);
+    }
+  }
+
+  /** What the handles need of the layer's private parts. */
+  static _access = {
+    resize: (fs: MemoryFileSystem, file: _File, size: number, path: string) =>
+      fs.#resize(file, size, "write", path),
+    stat: (fs: MemoryFileSystem, node: _Node) => fs.#stat(node),
+    close: (fs: MemoryFileSystem, file: _File) => {
+      file.opens--;
+      fs.#release(file);
+    },
+  };
+}
+
+function _byteLength(text: string): number {
+  return new TextEncoder().encode(text).length;
+}
+
+function _setTimes(node: _Node, atime: TimeSpec, mtime: TimeSpec): void {
+  const now = Date.now();
+  if (atime !== null) node.atimeMs = atime === "now" ? now : atime;
+  if (mtime !== null) node.mtimeMs = mtime === "now" ? now : mtime;
+  node.ctimeMs = now;
+}
+
+/** An open file of the memory layer: bound to the file, not to its path. */
+class _FileHandle implements FileHandle {
+  readonly kind: FileKind = "file";
+  readonly path: string;
+  readonly #fs: MemoryFileSystem;
+  #file: _File | null;
+  readonly #read: boolean;
+  readonly #write: boolean;
+
+  constructor(fs: MemoryFileSystem, file: _File, path: string, read: boolean, write: boolean) {
+    this.#fs = fs;
+    this.#file = file;
+    this.path = path;
+    this.#read = read;
+    this.#write = write;
+    file.opens++;
+  }
+
+  #open(syscall: string, access?: "read" | "write"): _File {
+    if (this.#file === null) throw new VfsError("EBADF", syscall, this.path);
+    if (access === "read" && !this.#read) {
+      throw new VfsError("EBADF", syscall, this.path, "not open for reading");
+    }
+    if (access === "write" && !this.#write) {
+      throw new VfsError("EBADF", syscall, this.path, "not open for writing");
+    }
+    return this.#file;
+  }
+
+  read(buffer: Uint8Array, offset: number): number {
+    const file = this.#open("read", "read");
+    if (offset >= file.size) return 0;
+    const n = Math.min(buffer.length, file.size - offset);
+    buffer.set(file.data.subarray(offset, offset + n));
+    file.atimeMs = Date.now();
+    return n;
+  }
+
+  write(data: Uint8Array, offset: number): number {
+    const file = this.#open("write", "write");
+    const end = offset + data.length;
+    if (end > file.size) MemoryFileSystem._access.resize(this.#fs, file, end, this.path);
+    file.data.set(data, offset);
+    file.mtimeMs = file.ctimeMs = Date.now();
+    return data.length;
+  }
+
+  append(data: Uint8Array): number {
+    const file = this.#open("write", "write");
+    this.write(data, file.size);
+    return file.size;
+  }
+
+  setSize(size: number): void {
+    const file = this.#open("ftruncate", "write");
+    MemoryFileSystem._access.resize(this.#fs, file, size, this.path);
+  }
+
+  stat(): Stat {
+    return MemoryFileSystem._access.stat(this.#fs, this.#open("fstat"));
+  }
+
+  sync(): void {
+    this.#open("fsync");
+  }
+
+  syncData(): void {
+    this.#open("fdatasync");
+  }
+
+  setTimes(atime: TimeSpec, mtime: TimeSpec): void {
+    _setTimes(this.#open("futimes"), atime, mtime);
+  }
+
+  close(): void {
+    const file = this.#open("close");
+    this.#file = null;
+    MemoryFileSystem._access.close(this.#fs, file);
+  }
+}
+
+/** An open folder of the memory layer, bound to its path as in the host layer. */
+class _DirHandle implements FileHandle {
+  readonly kind: FileKind = "directory";
+  readonly path: string;
+  readonly #fs: MemoryFileSystem;
+  #closed = false;
+
+  constructor(fs: MemoryFileSystem, path: string) {
+    this.#fs = fs;
+    this.path = path;
+  }
+
+  #open(syscall: string): void {
+    if (this.#closed) throw new VfsError("EBADF", syscall, this.path);
+  }
+
+  read(): number {
+    this.#open("read");
+    throw new VfsError("EISDIR", "read", this.path);
+  }
+
+  write(): number {
+    this.#open("write");
+    throw new VfsError("EISDIR", "write", this.path);
+  }
+
+  append(): number {
+    this.#open("write");
+    throw new VfsError("EISDIR", "write", this.path);
+  }
+
+  setSize(): void {
+    this.#open("ftruncate");
+    throw new VfsError("EISDIR", "ftruncate", this.path);
+  }
+
+  stat(): Stat {
+    this.#open("fstat");
+    return this.#fs.stat(this.path);
+  }
+
+  sync(): void {
+    this.#open("fsync");
+  }
+
+  syncData(): void {
+    this.#open("fdatasync");
+  }
+
+  setTimes(atime: TimeSpec, mtime: TimeSpec): void {
+    this.#open("futimes");
+    this.#fs.setTimes(this.path, atime, mtime, true);
+  }
+
+  close(): void {
+    this.#open("close");
+    this.#closed = true;
+  }
+}

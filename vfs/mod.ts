@@ -1,0 +1,24 @@
+/**
+ * A virtual filesystem: one synchronous interface, {@linkcode FileSystem},
+ * and layers that implement it.
+ *
+ * - {@linkcode HostFileSystem}: a real folder of the host, confined with
+ *   `chroot` semantics (no path, `..` or symbolic link leads out).
+ * - {@linkcode MemoryFileSystem}: files in memory, with an optional byte budget.
+ *
+ * @example
+ * ```ts
+ * import { HostFileSystem, VfsError } from "./mod.ts";
+ * const fs = new HostFileSystem(Deno.makeTempDirSync());
+ * try {
+ *   fs.stat("/missing");
+ * } catch (e) {
+ *   if (e instanceof VfsError) console.log(e.code); // "ENOENT"
+ * }
+ * ```
+ *
+ * @module
+ */
+export * from "./types.ts";
+export { HostFileSystem, type HostFileSystemOptions } from "./host.ts";
+export { MemoryFileSystem, type MemoryFileSystemOptions } from "./memory.ts";
