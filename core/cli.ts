@@ -204,6 +204,7 @@ export function buildProgram(done: (code: number) => void): Command {
     )
     .addOption(cacheOption())
     .enablePositionalOptions()
+    .exitOverride() // before the commands: they inherit it
     .showHelpAfterError("(run sausage --help for the commands)")
     .addHelpText(
       "after",
@@ -293,7 +294,6 @@ NO_COLOR=1 turns colours off.`,
       },
     );
 
-  program.exitOverride();
   return program;
 }
 
@@ -310,7 +310,9 @@ export async function main(args: string[]): Promise<number> {
   } catch (e) {
     if (e instanceof Exit) return e.code;
     if (e instanceof CommanderError) {
-      return e.exitCode === 0 ? ExitCode.Ok : ExitCode.Usage;
+      // commander reports its own usage errors with exit code 1
+      const shown = ["commander.helpDisplayed", "commander.help", "commander.version"];
+      return shown.includes(e.code) ? ExitCode.Ok : ExitCode.Usage;
     }
     console.error(`${pc.red("sausage:")} ${(e as Error).stack ?? e}`);
     return ExitCode.Error;

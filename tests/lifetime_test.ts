@@ -162,3 +162,20 @@ Deno.test("a computing process still gets its timers and finishes its work", asy
   assert.deepEqual(slept, { slept: 50 });
   assert.ok(((await busy) as { x: number }).x >= 0);
 });
+
+Deno.test("a kill in the middle of writes under a lock: no write lands after the next holder got the lock", async () => {
+  await using w = await startWorld();
+  const path = join(w.root, "state", "append.bin");
+  const writer = w.request("probe.append_forever", { path: "/state/append.bin" });
+  await eventually(async () => (await Deno.stat(path).catch(() => ({ size: 0 }))).size > 1 << 20);
+  const [p] = await waitFor(w, "append_forever");
+  const next = w.host.client("next");
+  const granted = next.request("core.lock", { path: "/state/append.bin" });
+  await w.call("core.kill", { pid: p.pid });
+  assert.deepEqual((await granted).result, { held: true });
+  const size = (await Deno.stat(path)).size;
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal((await Deno.stat(path)).size, size);
+  assert.equal(size % 4096, 0, "whole blocks only: each write returned before the kill");
+  assert.equal(((await writer).error?.data as { reason: string }).reason, "killed");
+});

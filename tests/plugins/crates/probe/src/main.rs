@@ -5,7 +5,7 @@
 //! crashes, silence, noise on stdout, floods, nested calls, notifications.
 
 use serde_json::{json, Value};
-use std::io::{BufRead, Read, Write};
+use std::io::{BufRead, Write};
 
 /// Writes one message in one write, with a newline before it (PROTOCOL 3.1).
 fn send(message: &Value) {
@@ -132,8 +132,7 @@ fn main() {
         // Never answers: waits for EOF on stdin, then ends.
         "never" => {
             eprintln!("probe: waiting for EOF");
-            let mut rest = String::new();
-            let _ = std::io::stdin().read_to_string(&mut rest);
+            while next_message(&mut lines).is_some() {}
             eprintln!("probe: got EOF");
         }
         // Answers, then stays until EOF and runs a stop hook (a file and a note).
@@ -257,6 +256,18 @@ fn main() {
             drop(out);
             let answer = next_message(&mut lines).unwrap_or(Value::Null);
             reply(&id, json!({"answer": answer}));
+        }
+        // Takes the lock on `path`, then appends 4 KiB blocks to it forever.
+        "append_forever" => {
+            let path = params["path"].as_str().unwrap_or("/state/append.bin").to_string();
+            let mut seen = Vec::new();
+            let lock = call(&mut lines, json!("lock"), "core.lock", json!({"path": path}), &mut seen);
+            eprintln!("probe: lock answer {lock}");
+            let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path).unwrap();
+            let block = vec![b'a'; 4096];
+            loop {
+                file.write_all(&block).unwrap();
+            }
         }
         // Writes a file and reads it back.
         "write_file" => {
