@@ -78,6 +78,7 @@ export async function runTerminal(options: TerminalOptions): Promise<number> {
   };
 
   history.onWriteError = (message) => print(style.dim(message));
+  host.onNote = (text) => print(style.dim(`sausage: ${text}`));
   const commands = new Commands({ host, client, style, print });
   const done = Promise.withResolvers<number>();
 

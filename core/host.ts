@@ -49,6 +49,11 @@ export class Host {
   readonly servicesStarted: Promise<void>;
   /** Resolves with an exit code when something asked the host to stop (`core.exit`). */
   readonly exitRequested: Promise<number>;
+  /**
+   * Where notes for the person running the host go (service failures,
+   * journal trouble, first runs). The console replaces it while it runs.
+   */
+  onNote: (text: string) => void;
   readonly #lock: HostLock;
   readonly #requestExit: (code: number) => void;
   #shutdown: Promise<void> | undefined;
@@ -56,13 +61,18 @@ export class Host {
   private constructor(world: World, lock: HostLock, options: HostOptions) {
     this.world = world;
     this.#lock = lock;
-    const note = options.onNote ?? (() => {});
+    this.onNote = options.onNote ?? (() => {});
+    const note = (text: string) => this.onNote(text);
     this.journal = new Journal(world.journalPath);
     this.journal.onTrouble = note;
     this.cache = new ComponentCache(options.cacheDir);
     this.cache.onWarning = (m) => {
       this.journal.event(null, null, `warning: ${m}`);
       note(m);
+    };
+    this.cache.onTranspile = (name) => {
+      this.journal.event(null, null, `preparing ${name} (the first run of this version)`);
+      note(`preparing ${name} (the first run of this version takes a moment)…`);
     };
     this.pool = new WorkerPool({
       size: options.workers,
@@ -108,7 +118,7 @@ export class Host {
     host.journal.event(null, null, `host start: world ${world.root}, pid ${Deno.pid}`);
     if (options.services ?? true) {
       (host as { servicesStarted: Promise<void> }).servicesStarted = host.#startServices(
-        options.onNote ?? (() => {}),
+        (text) => host.onNote(text),
       );
     }
     return host;
@@ -137,6 +147,7 @@ export class Host {
     this.journal.event(null, null, "host stop: stopping every process");
     await this.processes.shutdown();
     this.pool.close();
+    this.cache.close();
     this.journal.event(null, null, "host stopped");
     this.journal.close();
     this.#lock.release();

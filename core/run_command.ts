@@ -49,7 +49,7 @@ export async function runComponent(options: RunOptions): Promise<number> {
   const cache = new ComponentCache(options.cacheDir);
   cache.onWarning = (m) => console.error(`sausage: ${m}`);
   const bytes = await Deno.readFile(options.file);
-  const component = await cache.load(bytes, options.file);
+  const component = await cache.load(bytes, options.file).finally(() => cache.close());
   const pool = new WorkerPool({
     size: 1,
     maxSize: 1,

@@ -11,6 +11,7 @@
 import { join } from "node:path";
 import { PROVIDED_INTERFACES } from "../../runtime/wasi/provided.ts";
 import { ComponentError, type TranspiledComponent, TRANSPILER_FINGERPRINT } from "./format.ts";
+import { Transpiler } from "./transpiler.ts";
 
 /** The cache folder: `override`, else `$XDG_CACHE_HOME/sausage`, else `~/.cache/sausage`. */
 export function resolveCacheDir(override?: string): string {
@@ -66,8 +67,11 @@ export class ComponentCache {
   readonly dir: string;
   readonly #inFlight = new Map<string, Promise<LoadedComponent>>();
   readonly #loaded = new Map<string, LoadedComponent>();
+  readonly #transpiler = new Transpiler();
   /** Told about problems that do not stop a load (a cache that cannot be written). */
   onWarning?: (message: string) => void;
+  /** Told when a component must be transpiled (it takes a moment, once per version). */
+  onTranspile?: (name: string) => void;
 
   constructor(dir: string) {
     this.dir = dir;
@@ -86,6 +90,11 @@ export class ComponentCache {
     return await pending;
   }
 
+  /** Stops the transpiler worker, if one runs. */
+  close(): void {
+    this.#transpiler.close();
+  }
+
   /** Forgets compiled modules of a version no process uses any more. */
   forget(hash: string): void {
     this.#loaded.delete(hash);
@@ -95,9 +104,8 @@ export class ComponentCache {
     const entryDir = join(this.dir, "components", hash);
     let component = await this.#read(entryDir);
     if (!component) {
-      // jco and binaryen are large: load them only when something must be transpiled
-      const { transpileComponent } = await import("./transpile.ts");
-      const transpiled = await transpileComponent(bytes, name);
+      this.onTranspile?.(name);
+      const transpiled = await this.#transpiler.transpile(bytes, name);
       checkImports(transpiled.imports, name);
       try {
         await this.#write(entryDir, transpiled);

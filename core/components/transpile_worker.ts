@@ -1,0 +1,46 @@
+/**
+ * A worker that transpiles and instruments components, so that the host's
+ * thread keeps routing calls while a large plugin is prepared (seconds, the
+ * first time a version is used).
+ *
+ * @module
+ */
+/// <reference lib="deno.worker" />
+import { ComponentError } from "./format.ts";
+import { transpileComponent } from "./transpile.ts";
+
+/** A job for the worker. */
+export interface TranspileJob {
+  id: number;
+  bytes: Uint8Array;
+  name: string;
+}
+
+/** The worker's answer to a job (or `{ready: true}` once, when it can take jobs). */
+export type TranspileResult =
+  | { ready: true }
+  | { id: number; ok: true; component: Awaited<ReturnType<typeof transpileComponent>> }
+  | { id: number; ok: false; message: string; componentError: boolean };
+
+self.onmessage = async (event: MessageEvent<TranspileJob>) => {
+  const { id, bytes, name } = event.data;
+  let result: Exclude<TranspileResult, { ready: true }>;
+  try {
+    result = { id, ok: true, component: await transpileComponent(bytes, name) };
+  } catch (e) {
+    result = {
+      id,
+      ok: false,
+      message: e instanceof Error ? e.message : String(e),
+      componentError: e instanceof ComponentError,
+    };
+  }
+  const transfer = result.ok
+    ? Object.values(result.component.modules).map((m) => m.buffer as ArrayBuffer)
+    : [];
+  self.postMessage(result, transfer);
+};
+
+// Messages that arrive while the module still evaluates are lost, so the
+// host waits for this before it sends a job.
+self.postMessage({ ready: true });
