@@ -17,6 +17,7 @@ import { cliImports, ExitSignal } from "./wasi/cli.ts";
 import { clocksImports } from "./wasi/clocks.ts";
 import { filesystemImports, releaseFilesystem } from "./wasi/filesystem.ts";
 import { InputStream, ioImports, OutputStream } from "./wasi/io.ts";
+import { networkImports, releaseNetwork } from "./wasi/network.ts";
 import { randomImports } from "./wasi/random.ts";
 
 /** The jco glue of one component version, loaded once per worker. */
@@ -63,6 +64,7 @@ export class Instance {
   readonly #stderr: LogLineSink | RawSink;
   #exited = false;
   #files: object | undefined;
+  #network: object | undefined;
   /** Called once when the process has ended and its exit was reported. */
   onExit?: () => void;
 
@@ -101,6 +103,10 @@ export class Instance {
         ...clocksImports({ onTimer: () => this.#host.scheduler.turn(), kill: this.#kill.signal }),
         ...randomImports(),
         ...(this.#files = filesystemImports(spawn.mounts)),
+        ...(this.#network = networkImports({
+          kill: this.#kill.signal,
+          onWake: () => this.#host.scheduler.turn(),
+        })),
       };
       const sausage = this.#host.scheduler.imports(this.#control);
       const component = await glue.instantiate(
@@ -174,6 +180,7 @@ export class Instance {
     this.#exited = true;
     // a guest that exits does not drop its descriptors: close its host files
     if (this.#files) releaseFilesystem(this.#files);
+    if (this.#network) releaseNetwork(this.#network);
     if (report.reason === "killed") {
       this.#stdout.abandon();
       this.#stderr.abandon();

@@ -5,8 +5,11 @@
  * @module
  */
 
+import { NETWORK_INTERFACES } from "./network.ts";
+
 /** Interface names without versions (jco's form of an import). */
 export const PROVIDED_INTERFACES: ReadonlySet<string> = new Set([
+  ...NETWORK_INTERFACES,
   "wasi:cli/environment",
   "wasi:cli/exit",
   "wasi:cli/stdin",
