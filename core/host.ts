@@ -8,6 +8,8 @@
 import { Client } from "./client.ts";
 import { ComponentCache } from "./components/cache.ts";
 import { CoreApi } from "./core_api.ts";
+import { CoreFiles } from "./files.ts";
+import { FileSystemServer } from "../vfs/mod.ts";
 import { Journal } from "./journal.ts";
 import { LockTable } from "./locks.ts";
 import { WorkerPool } from "./pool.ts";
@@ -40,6 +42,8 @@ export class Host {
   readonly cache: ComponentCache;
   readonly pool: WorkerPool;
   readonly locks = new LockTable();
+  /** `/proc`, `/self` and `/run`. */
+  readonly files: CoreFiles;
   readonly processes: ProcessManager;
   readonly router: Router;
   readonly core: CoreApi;
@@ -58,7 +62,7 @@ export class Host {
   readonly #requestExit: (code: number) => void;
   #shutdown: Promise<void> | undefined;
 
-  private constructor(world: World, lock: HostLock, options: HostOptions) {
+  private constructor(world: World, lock: HostLock, options: HostOptions, protocol: string) {
     this.world = world;
     this.#lock = lock;
     this.onNote = options.onNote ?? (() => {});
@@ -74,8 +78,16 @@ export class Host {
       this.journal.event(null, null, `preparing ${name} (the first run of this version)`);
       note(`preparing ${name} (the first run of this version takes a moment)…`);
     };
+    this.files = new CoreFiles({
+      protocol,
+      processes: () => this.processes.list(),
+      locks: this.locks,
+      journal: this.journal,
+      worldRoot: world.root,
+    });
     this.pool = new WorkerPool({
       size: options.workers,
+      files: new FileSystemServer((name) => this.files.layer(name)),
       permissions: { read: [world.root], write: [world.root], net: true },
       onFault: (m) => this.journal.event(null, null, `plugin worker fault: ${m}`),
     });
@@ -85,6 +97,7 @@ export class Host {
       pool: this.pool,
       journal: this.journal,
       locks: this.locks,
+      files: this.files,
     });
     this.router = new Router(this.processes, this.journal);
     const exit = Promise.withResolvers<number>();
@@ -106,10 +119,11 @@ export class Host {
   static async start(options: HostOptions): Promise<Host> {
     const world = new World(options.world);
     await world.check();
+    const protocol = await Deno.readTextFile(new URL("../PROTOCOL.md", import.meta.url));
     const lock = await HostLock.acquire(world);
     let host: Host;
     try {
-      host = new Host(world, lock, options);
+      host = new Host(world, lock, options, protocol);
       await host.pool.start();
     } catch (e) {
       lock.release();

@@ -14,6 +14,7 @@
  * @module
  */
 import type { LoadedComponent } from "./components/cache.ts";
+import { type FileSystemServer, SyncChannel } from "../vfs/mod.ts";
 import {
   type DirectoryMount,
   type ExitReport,
@@ -43,7 +44,7 @@ export interface SpawnOptions {
   env: [string, string][];
   args: string[];
   cwd: string;
-  mounts: DirectoryMount[];
+  files: { world: string } | { mounts: DirectoryMount[] };
   stdio: StdioMode;
 }
 
@@ -61,6 +62,8 @@ export interface PoolOptions {
   /** The most workers when all compute (default: 4 × size). */
   maxSize?: number;
   permissions: WorkerPermissions;
+  /** Serves the host's layers (`/proc`, `/self`, `/run`) to the workers. */
+  files?: FileSystemServer;
   /** Told about worker faults (bugs), for the journal. */
   onFault?: (message: string) => void;
 }
@@ -83,6 +86,7 @@ class PluginWorker {
   readonly worker: Worker;
   readonly interrupts = new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
   readonly cells = new Int32Array(this.interrupts.buffer);
+  readonly files = SyncChannel.create();
   readonly loaded = new Set<string>();
   readonly live = new Set<number>();
   readonly ready: Promise<void>;
@@ -142,7 +146,7 @@ class PluginWorker {
         reject(new Error(`plugin worker ${index} failed to start: ${e.message}`));
       };
     });
-    this.send({ t: "init", index, interrupts: this.interrupts });
+    this.send({ t: "init", index, interrupts: this.interrupts, files: this.files.buffer });
   }
 
   send(message: ToWorker): void {
@@ -166,7 +170,9 @@ class PluginWorker {
 
 /** The plugin workers and the processes on them. */
 export class WorkerPool {
-  readonly #options: Required<Omit<PoolOptions, "onFault">> & Pick<PoolOptions, "onFault">;
+  readonly #options:
+    & Required<Omit<PoolOptions, "onFault" | "files">>
+    & Pick<PoolOptions, "onFault" | "files">;
   readonly #workers: PluginWorker[] = [];
   readonly #processes = new Map<string, Running>();
   #ticker: ReturnType<typeof setInterval> | undefined;
@@ -250,7 +256,7 @@ export class WorkerPool {
     const worker: PluginWorker = new PluginWorker(
       this.#nextIndex++,
       this.#options.permissions,
-      (m) => this.#onMessage(m),
+      (m) => this.#onMessage(worker, m),
       (message) => this.#crashed(worker, message),
     );
     worker.ready.catch((e) => this.#options.onFault?.(String(e)));
@@ -262,6 +268,7 @@ export class WorkerPool {
   #crashed(worker: PluginWorker, message: string): void {
     this.#options.onFault?.(`plugin worker ${worker.index} crashed: ${message}`);
     worker.worker.terminate();
+    this.#options.files?.drop(worker.files);
     const at = this.#workers.indexOf(worker);
     if (at >= 0) this.#workers.splice(at, 1);
     for (const [pid, p] of [...this.#processes]) {
@@ -291,7 +298,7 @@ export class WorkerPool {
     return this.#workers.reduce((a, b) => (b.live.size < a.live.size ? b : a));
   }
 
-  #onMessage(message: FromWorker): void {
+  #onMessage(worker: PluginWorker, message: FromWorker): void {
     switch (message.t) {
       case "stdout":
         this.#processes.get(message.pid)?.events.stdout?.(message.messages, message.discarded);
@@ -313,6 +320,9 @@ export class WorkerPool {
       }
       case "fault":
         this.#options.onFault?.(message.message);
+        break;
+      case "vfs":
+        this.#options.files?.serve(worker.files);
         break;
     }
   }

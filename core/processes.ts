@@ -9,6 +9,7 @@ import { uuidv7 } from "uuidv7";
 import type { ComponentCache, LoadedComponent } from "./components/cache.ts";
 import { error, ErrorCode, type Message, RpcError } from "./jsonrpc.ts";
 import type { Journal } from "./journal.ts";
+import type { CoreFiles } from "./files.ts";
 import type { LockTable } from "./locks.ts";
 import { pluginNameProblem } from "./names.ts";
 import type { WorkerPool } from "./pool.ts";
@@ -51,6 +52,7 @@ export class ProcessManager {
   readonly #pool: WorkerPool;
   readonly #journal: Journal;
   readonly #locks: LockTable;
+  readonly #files: CoreFiles;
   readonly #processes = new Map<string, Process>();
   readonly #versions = new Map<string, KnownVersion>();
   readonly #killTimers = new Map<string, ReturnType<typeof setTimeout>>();
@@ -64,12 +66,14 @@ export class ProcessManager {
     pool: WorkerPool;
     journal: Journal;
     locks: LockTable;
+    files: CoreFiles;
   }) {
     this.#world = deps.world;
     this.#cache = deps.cache;
     this.#pool = deps.pool;
     this.#journal = deps.journal;
     this.#locks = deps.locks;
+    this.#files = deps.files;
   }
 
   /** A running or stopping process. */
@@ -128,6 +132,7 @@ export class ProcessManager {
       write: (m) => this.#pool.write(pid, encoder.encode(JSON.stringify(m) + "\n")),
     });
     this.#processes.set(pid, process);
+    this.#files.add(process);
     if (request.parent instanceof Process) request.parent.children.add(process);
     this.#journal.event(
       pid,
@@ -140,7 +145,7 @@ export class ProcessManager {
       env: [["SAUSAGE_PID", pid], ["SAUSAGE_PLUGIN", request.plugin], ["SAUSAGE_PARENT", parent]],
       args: [request.plugin],
       cwd: "/",
-      mounts: [{ guestPath: "/", hostPath: this.#world.root }],
+      files: { world: this.#world.root },
       stdio: "rpc",
     }, {
       stdout: (messages, discarded) => this.#stdout(process, messages, discarded),
@@ -275,6 +280,7 @@ export class ProcessManager {
     this.#journal.event(process.pid, process.plugin, exitText(report));
     const end: ProcessEnd = { ...report, log: this.#journal.tail(process.pid) };
     this.#processes.delete(process.pid);
+    this.#files.remove(process.pid);
     this.#journal.untrack(process.pid);
     process.end(end);
     if (process.origin && !process.answered) {

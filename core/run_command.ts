@@ -71,7 +71,7 @@ export async function runComponent(options: RunOptions): Promise<number> {
     env,
     args: [basename(options.file), ...options.args],
     cwd: mounts.find((m) => m.guestPath === "/") ? "/" : (mounts[0]?.guestPath ?? "/"),
-    mounts,
+    files: { mounts },
     stdio: "raw",
   }, {
     raw(fd, data) {

@@ -9,13 +9,18 @@ import {
   type FromWorker,
   Interrupt,
   INTERRUPT_MODULE,
+  LAYER_PROC,
+  LAYER_RUN,
+  LAYER_WORLD,
+  selfLayer,
   type ToWorker,
 } from "./messages.ts";
 import { type InstanceControl, KilledSignal, type Scheduler } from "./scheduler.ts";
 import { LogLineSink, MessageLineSink, type OutputPort, RawSink, StdinSource } from "./stdio.ts";
 import { cliImports, ExitSignal } from "./wasi/cli.ts";
 import { clocksImports } from "./wasi/clocks.ts";
-import { filesystemImports, releaseFilesystem } from "./wasi/filesystem.ts";
+import { filesystemImports, filesystemImportsFor, releaseFilesystem } from "./wasi/filesystem.ts";
+import { HostFileSystem, MountFileSystem, RemoteFileSystem, type SyncChannel } from "../vfs/mod.ts";
 import { InputStream, ioImports, OutputStream } from "./wasi/io.ts";
 import { networkImports, releaseNetwork } from "./wasi/network.ts";
 import { randomImports } from "./wasi/random.ts";
@@ -36,6 +41,8 @@ type Spawn = Extract<ToWorker, { t: "spawn" }>;
 export interface InstanceHost {
   scheduler: Scheduler;
   cells: Int32Array;
+  /** The synchronous channel to the layers the host serves. */
+  files: SyncChannel;
   output(pid: string): OutputPort;
   raw(pid: string, fd: 1 | 2, bytes: Uint8Array): void;
   /** Sends everything batched so far (before an exit report). */
@@ -102,7 +109,7 @@ export class Instance {
         ...ioImports(),
         ...clocksImports({ onTimer: () => this.#host.scheduler.turn(), kill: this.#kill.signal }),
         ...randomImports(),
-        ...(this.#files = filesystemImports(spawn.mounts)),
+        ...(this.#files = this.#filesystem(spawn)),
         ...(this.#network = networkImports({
           kill: this.#kill.signal,
           onWake: () => this.#host.scheduler.turn(),
@@ -129,6 +136,28 @@ export class Instance {
     }
     this.#control.running = false;
     this.#finish(report);
+  }
+
+  /**
+   * A world process sees the world at `/` (served here, in the worker) and
+   * `/proc`, `/self` and `/run` (served by the host over the files channel).
+   */
+  #filesystem(spawn: Spawn): Record<string, Record<string, unknown>> {
+    if ("mounts" in spawn.files) return filesystemImports(spawn.files.mounts);
+    const channel = this.#host.files;
+    const hostWorld = new RemoteFileSystem(channel, LAYER_WORLD);
+    const world: HostFileSystem = new HostFileSystem(spawn.files.world, {
+      // scoped permissions cannot make links: the host makes them, inside the world
+      symlink: (target, hostPath) =>
+        hostWorld.symlink(target, hostPath.slice(world.root.length) || "/"),
+    });
+    const table = new MountFileSystem([
+      { path: "/", fs: world },
+      { path: "/proc", fs: new RemoteFileSystem(channel, LAYER_PROC, { readOnly: true }) },
+      { path: "/self", fs: new RemoteFileSystem(channel, selfLayer(spawn.pid)) },
+      { path: "/run", fs: new RemoteFileSystem(channel, LAYER_RUN) },
+    ]);
+    return filesystemImportsFor([{ guestPath: "/", fs: table }]);
   }
 
   /** Bytes for stdin. */

@@ -23,6 +23,16 @@ export type StdioMode = "rpc" | "raw";
 /** The import module name of everything the preemption instrumentation adds. */
 export const INTERRUPT_MODULE = "sausage";
 
+/** Names of the layers a worker asks the host for over its files channel. */
+export const LAYER_PROC = "proc";
+export const LAYER_RUN = "run";
+/** The world folder, for what a worker cannot do with its permissions (symbolic links). */
+export const LAYER_WORLD = "world";
+/** The `/self` of a process: `self:<pid>`. */
+export function selfLayer(pid: string): string {
+  return `self:${pid}`;
+}
+
 /** Values of an interrupt cell (see `core/components/instrument.ts`). */
 export const enum Interrupt {
   None = 0,
@@ -51,7 +61,13 @@ export const LOG_LINES_PER_SECOND = 1000;
 
 /** Host to worker. */
 export type ToWorker =
-  | { t: "init"; index: number; interrupts: WebAssembly.Memory }
+  | {
+    t: "init";
+    index: number;
+    interrupts: WebAssembly.Memory;
+    /** The synchronous channel to the layers the host serves (`vfs/remote.ts`). */
+    files: SharedArrayBuffer;
+  }
   | { t: "load"; hash: string; js: string; modules: Record<string, WebAssembly.Module> }
   | { t: "unload"; hash: string }
   | {
@@ -62,7 +78,11 @@ export type ToWorker =
     env: [string, string][];
     args: string[];
     cwd: string;
-    mounts: DirectoryMount[];
+    /**
+     * The process's filesystem: a world (its folder at `/`, with `/proc`,
+     * `/self` and `/run` from the host), or host folders (`sausage run`).
+     */
+    files: { world: string } | { mounts: DirectoryMount[] };
     stdio: StdioMode;
   }
   | { t: "stdin"; pid: string; data: Uint8Array }
@@ -93,4 +113,6 @@ export type FromWorker =
   | { t: "stderr"; pid: string; lines: string[]; dropped: number }
   | { t: "raw"; pid: string; fd: 1 | 2; data: Uint8Array }
   | ({ t: "exit"; pid: string } & ExitReport)
-  | { t: "fault"; message: string };
+  | { t: "fault"; message: string }
+  /** A request waits on the files channel. */
+  | { t: "vfs" };

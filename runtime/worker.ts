@@ -11,6 +11,7 @@
 import { type Glue, Instance, type InstanceHost } from "./instance.ts";
 import type { FromWorker, ToWorker } from "./messages.ts";
 import { Scheduler } from "./scheduler.ts";
+import { SyncChannel } from "../vfs/mod.ts";
 import type { OutputPort } from "./stdio.ts";
 
 interface Pending {
@@ -32,6 +33,7 @@ Object.defineProperty(globalThis, "process", {
 let index = -1;
 let scheduler: Scheduler;
 let cells: Int32Array;
+let files: SyncChannel;
 const glues = new Map<string, Promise<Glue>>();
 const instances = new Map<string, Instance>();
 const pending = new Map<string, Pending>();
@@ -73,6 +75,9 @@ const host: InstanceHost = {
   },
   get cells() {
     return cells;
+  },
+  get files() {
+    return files;
   },
   output(pid: string): OutputPort {
     return {
@@ -134,6 +139,7 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
       index = message.index;
       cells = new Int32Array(message.interrupts.buffer);
       scheduler = new Scheduler(message.interrupts);
+      files = SyncChannel.attach(message.files, () => post({ t: "vfs" }));
       post({ t: "ready", index });
       break;
     case "load":

@@ -5,6 +5,10 @@
  * - {@linkcode HostFileSystem}: a real folder of the host, confined with
  *   `chroot` semantics (no path, `..` or symbolic link leads out).
  * - {@linkcode MemoryFileSystem}: files in memory, with an optional byte budget.
+ * - {@linkcode GeneratedFileSystem}: read-only files made by functions at each open.
+ * - {@linkcode MountFileSystem}: a table of layers, each at a path.
+ * - {@linkcode RemoteFileSystem}: a layer served by another thread over a
+ *   synchronous channel ({@linkcode SyncChannel}, {@linkcode FileSystemServer}).
  *
  * @example
  * ```ts
@@ -22,3 +26,11 @@
 export * from "./types.ts";
 export { HostFileSystem, type HostFileSystemOptions } from "./host.ts";
 export { MemoryFileSystem, type MemoryFileSystemOptions } from "./memory.ts";
+export { type Mount, MountFileSystem } from "./mounts.ts";
+export {
+  type GeneratedDir,
+  type GeneratedFile,
+  GeneratedFileSystem,
+  type GeneratedNode,
+} from "./generated.ts";
+export { CHANNEL_DATA_BYTES, FileSystemServer, RemoteFileSystem, SyncChannel } from "./remote.ts";

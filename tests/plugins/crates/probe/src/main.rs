@@ -137,6 +137,9 @@ fn main() {
         }
         // Answers, then stays until EOF and runs a stop hook (a file and a note).
         "linger" => {
+            if let Some(name) = params["self_file"].as_str() {
+                std::fs::write(format!("/self/{name}"), b"from self").unwrap();
+            }
             reply(&id, json!("lingering"));
             while next_message(&mut lines).is_some() {}
             if let Some(path) = params["hook_file"].as_str() {
@@ -267,6 +270,25 @@ fn main() {
             let block = vec![b'a'; 4096];
             loop {
                 file.write_all(&block).unwrap();
+            }
+        }
+        // One filesystem operation: rename, mkdir, remove, read_link, metadata.
+        "fs_op" => {
+            let op = params["op"].as_str().unwrap_or("");
+            let path = params["path"].as_str().unwrap_or("");
+            let to = params["to"].as_str().unwrap_or("");
+            let result: std::io::Result<Value> = match op {
+                "rename" => std::fs::rename(path, to).map(|_| json!(true)),
+                "mkdir" => std::fs::create_dir_all(path).map(|_| json!(true)),
+                "remove" => std::fs::remove_file(path).map(|_| json!(true)),
+                "read_link" => std::fs::read_link(path).map(|p| json!(p.display().to_string())),
+                "metadata" => std::fs::metadata(path)
+                    .map(|m| json!({"dir": m.is_dir(), "len": m.len(), "readonly": m.permissions().readonly()})),
+                _ => Ok(json!("unknown op")),
+            };
+            match result {
+                Ok(v) => reply(&id, json!({"ok": v})),
+                Err(e) => reply(&id, json!({"error": e.to_string(), "kind": format!("{:?}", e.kind())})),
             }
         }
         // Writes a file and reads it back.

@@ -1,0 +1,298 @@
+/**
+ * The files the core serves to processes (PROTOCOL section 4): `/proc`
+ * (generated, read-only), `/self` (each process's own folder, in memory) and
+ * `/run` (in memory, shared, empty at each start). They live on the host's
+ * thread; plugin workers reach them over a synchronous channel
+ * (`vfs/remote.ts`), while `/` (the world) is served in the worker itself.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import {
+  type DirEntry,
+  type FileHandle,
+  type FileSystem,
+  GeneratedFileSystem,
+  type GeneratedNode,
+  HostFileSystem,
+  MemoryFileSystem,
+  type OpenOptions,
+  type Stat,
+  type TimeSpec,
+  VfsError,
+} from "../vfs/mod.ts";
+import type { Journal } from "./journal.ts";
+import type { LockTable } from "./locks.ts";
+import { isPluginName } from "./names.ts";
+import type { Process } from "./process.ts";
+import { LAYER_PROC, LAYER_RUN, LAYER_WORLD } from "../runtime/messages.ts";
+
+/** Names in a process folder that belong to the core. */
+export const RESERVED_NAMES: ReadonlySet<string> = new Set(["info.json", "log", "fs"]);
+/** Bytes of files in `/run`, for all processes together. */
+export const RUN_BYTES = 256 * 1024 * 1024;
+/** Bytes of files in one process's `/self`. */
+export const SELF_BYTES = 64 * 1024 * 1024;
+
+/** What `/proc` shows, provided by the host. */
+export interface ProcSources {
+  /** PROTOCOL.md. */
+  protocol: string;
+  /** Running processes. */
+  processes(): Process[];
+  locks: LockTable;
+  journal: Journal;
+  /** The world folder (plugins are listed from it). */
+  worldRoot: string;
+  /** The `rpc.discover` document of a plugin, when it is known. */
+  discover?(plugin: string): unknown;
+  /** The code `import!("<plugin>")` generates, when it is known. */
+  client?(plugin: string): string | undefined;
+  /** `graph.json`, when the graph is known. */
+  graph?(): unknown;
+}
+
+const json = (value: unknown) => JSON.stringify(value, null, 2) + "\n";
+
+/** The folder of one process: files it writes to `/self`, and the core's files. */
+class ProcessFolder {
+  readonly files = new MemoryFileSystem({ maxBytes: SELF_BYTES });
+  readonly process: Process;
+  readonly #journal: Journal;
+
+  constructor(process: Process, journal: Journal) {
+    this.process = process;
+    this.#journal = journal;
+  }
+
+  /** The core's files in the folder. */
+  generated(): Record<string, GeneratedNode> {
+    return {
+      "info.json": { kind: "file", content: () => json(this.process.info()) },
+      log: {
+        kind: "file",
+        content: () =>
+          this.#journal.query({ pid: this.process.pid, limit: 10_000 })
+            .map((e) => `${e.time} ${e.stream} ${e.line}\n`).join(""),
+      },
+    };
+  }
+}
+
+/** The layers of `/proc`, `/run` and every `/self`. */
+export class CoreFiles {
+  readonly run = new MemoryFileSystem({ maxBytes: RUN_BYTES });
+  readonly proc: GeneratedFileSystem;
+  readonly world: HostFileSystem;
+  readonly #sources: ProcSources;
+  readonly #folders = new Map<string, ProcessFolder>();
+  readonly #selfViews = new Map<string, SelfFileSystem>();
+
+  constructor(sources: ProcSources) {
+    this.#sources = sources;
+    this.world = new HostFileSystem(sources.worldRoot);
+    this.proc = new GeneratedFileSystem({ kind: "dir", entries: () => this.#procEntries() });
+  }
+
+  /** Creates the folder of a process (at its start). */
+  add(process: Process): void {
+    const folder = new ProcessFolder(process, this.#sources.journal);
+    this.#folders.set(process.pid, folder);
+    this.#selfViews.set(process.pid, new SelfFileSystem(folder));
+  }
+
+  /** Removes the folder of a process (at its end), with its files. */
+  remove(pid: string): void {
+    this.#folders.delete(pid);
+    this.#selfViews.delete(pid);
+  }
+
+  /** The layer a worker asks for by name. */
+  layer(name: string): FileSystem | undefined {
+    if (name === LAYER_PROC) return this.proc;
+    if (name === LAYER_RUN) return this.run;
+    if (name === LAYER_WORLD) return this.world;
+    if (name.startsWith("self:")) return this.#selfViews.get(name.slice(5));
+    return undefined;
+  }
+
+  #procEntries(): Record<string, GeneratedNode> {
+    const entries: Record<string, GeneratedNode> = { core: this.#coreDir() };
+    for (const [pid, folder] of this.#folders) {
+      entries[pid] = { kind: "dir", entries: () => folder.generated(), under: () => folder.files };
+    }
+    return entries;
+  }
+
+  #coreDir(): GeneratedNode {
+    const s = this.#sources;
+    return {
+      kind: "dir",
+      entries: () => ({
+        "PROTOCOL.md": { kind: "file", content: () => s.protocol },
+        "graph.json": { kind: "file", content: () => json(s.graph?.() ?? this.#plainGraph()) },
+        "graph.dot": { kind: "file", content: () => graphDot(s.graph?.() ?? this.#plainGraph()) },
+        "locks.json": { kind: "file", content: () => json({ locks: s.locks.snapshot() }) },
+        plugins: {
+          kind: "dir",
+          entries: () =>
+            Object.fromEntries(this.#plugins().map((name) => [name, this.#pluginDir(name)])),
+        },
+      }),
+    };
+  }
+
+  #pluginDir(name: string): GeneratedNode {
+    const s = this.#sources;
+    return {
+      kind: "dir",
+      entries: () => ({
+        "discover.json": { kind: "file", content: () => json(s.discover?.(name) ?? null) },
+        "client.rs": {
+          kind: "file",
+          content: () =>
+            s.client?.(name) ??
+              `// The code of import!("${name}") is generated from the rpc.discover document of\n` +
+                `// ${name}, which the core does not know yet.\n`,
+        },
+      }),
+    };
+  }
+
+  /** Plugins with a plugin.wasm, read at each listing. */
+  #plugins(): string[] {
+    const names: string[] = [];
+    try {
+      for (const e of Deno.readDirSync(join(this.#sources.worldRoot, "plugins"))) {
+        if (!e.isDirectory || !isPluginName(e.name)) continue;
+        try {
+          if (
+            Deno.statSync(join(this.#sources.worldRoot, "plugins", e.name, "plugin.wasm")).isFile
+          ) {
+            names.push(e.name);
+          }
+        } catch {
+          // a folder without plugin.wasm is not a plugin
+        }
+      }
+    } catch {
+      // no plugins folder
+    }
+    return names.sort();
+  }
+
+  #plainGraph() {
+    return {
+      plugins: Object.fromEntries(this.#plugins().map((name) => [name, { imports: {} }])),
+    };
+  }
+}
+
+function graphDot(graph: unknown): string {
+  const plugins =
+    (graph as { plugins?: Record<string, { imports?: Record<string, { status?: string }> }> })
+      .plugins ?? {};
+  const lines = ["digraph world {"];
+  for (const [name, info] of Object.entries(plugins)) {
+    lines.push(`  "${name}";`);
+    for (const [provider, imp] of Object.entries(info.imports ?? {})) {
+      const style = imp.status && imp.status !== "ok" ? ` [color=red, label="${imp.status}"]` : "";
+      lines.push(`  "${name}" -> "${provider}"${style};`);
+    }
+  }
+  lines.push("}");
+  return lines.join("\n") + "\n";
+}
+
+/**
+ * `/self` of one process: its folder, writable, with the core's files
+ * (`info.json`, `log`) read-only and the reserved names refused.
+ */
+class SelfFileSystem implements FileSystem {
+  readonly readOnly = false;
+  readonly #folder: ProcessFolder;
+  readonly #core: GeneratedFileSystem;
+
+  constructor(folder: ProcessFolder) {
+    this.#folder = folder;
+    this.#core = new GeneratedFileSystem({ kind: "dir", entries: () => folder.generated() });
+  }
+
+  /** The reserved name at the top of `path`, if any. */
+  #reserved(path: string): string | undefined {
+    const first = path.split("/").find((p) => p !== "");
+    return first !== undefined && RESERVED_NAMES.has(first) ? first : undefined;
+  }
+
+  #isCoreFile(path: string): boolean {
+    const parts = path.split("/").filter((p) => p !== "");
+    return parts.length === 1 && (parts[0] === "info.json" || parts[0] === "log");
+  }
+
+  #refuse(path: string, syscall: string): void {
+    if (this.#reserved(path)) {
+      throw new VfsError("EACCES", syscall, path, "the name belongs to the core");
+    }
+  }
+
+  get #files(): FileSystem {
+    return this.#folder.files;
+  }
+
+  stat(path: string): Stat {
+    return this.#isCoreFile(path) ? this.#core.stat(path) : this.#files.stat(path);
+  }
+  lstat(path: string): Stat {
+    return this.#isCoreFile(path) ? this.#core.lstat(path) : this.#files.lstat(path);
+  }
+  realpath(path: string): string {
+    return this.#isCoreFile(path) ? this.#core.realpath(path) : this.#files.realpath(path);
+  }
+  readDir(path: string): DirEntry[] {
+    const entries = this.#files.readDir(path);
+    if (path.split("/").some((p) => p !== "")) return entries;
+    return [...entries, { name: "info.json", kind: "file" }, { name: "log", kind: "file" }];
+  }
+  open(path: string, options: OpenOptions): FileHandle {
+    if (this.#isCoreFile(path)) {
+      if (options.write || options.create || options.truncate) {
+        throw new VfsError("EACCES", "open", path, "the core writes this file");
+      }
+      return this.#core.open(path, options);
+    }
+    if (options.write || options.create || options.truncate) this.#refuse(path, "open");
+    return this.#files.open(path, options);
+  }
+  mkdir(path: string): void {
+    this.#refuse(path, "mkdir");
+    this.#files.mkdir(path);
+  }
+  unlink(path: string): void {
+    this.#refuse(path, "unlink");
+    this.#files.unlink(path);
+  }
+  rmdir(path: string): void {
+    this.#refuse(path, "rmdir");
+    this.#files.rmdir(path);
+  }
+  rename(from: string, to: string): void {
+    this.#refuse(from, "rename");
+    this.#refuse(to, "rename");
+    this.#files.rename(from, to);
+  }
+  symlink(target: string, path: string): void {
+    this.#refuse(path, "symlink");
+    this.#files.symlink(target, path);
+  }
+  readlink(path: string): string {
+    return this.#files.readlink(path);
+  }
+  link(existing: string, newPath: string): void {
+    this.#refuse(newPath, "link");
+    this.#files.link(existing, newPath);
+  }
+  setTimes(path: string, atime: TimeSpec, mtime: TimeSpec, follow: boolean): void {
+    this.#refuse(path, "utimes");
+    this.#files.setTimes(path, atime, mtime, follow);
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * The mount table of a process (PROTOCOL section 4): the world at `/`,
+ * `/proc` generated and read-only, `/self` its own folder, `/run` shared.
+ */
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { eventually, startWorld, type TestWorld } from "./world.ts";
+
+type AnyRecord = Record<string, unknown>;
+
+async function read(w: TestWorld, path: string): Promise<AnyRecord> {
+  return (await w.call("probe.read_file", { path })) as AnyRecord;
+}
+async function write(w: TestWorld, path: string, text: string): Promise<AnyRecord> {
+  return (await w.call("probe.write_file", { path, text })) as AnyRecord;
+}
+async function list(w: TestWorld, path: string): Promise<string[]> {
+  const r = (await w.call("probe.list_dir", { path })) as { names?: string[]; error?: string };
+  assert.ok(r.names, `list ${path}: ${r.error}`);
+  return r.names;
+}
+async function fsOp(w: TestWorld, params: AnyRecord): Promise<AnyRecord> {
+  return (await w.call("probe.fs_op", params)) as AnyRecord;
+}
+
+Deno.test("a listing of / shows the world with proc, run and self", async () => {
+  await using w = await startWorld();
+  assert.deepEqual(await list(w, "/"), ["config", "plugins", "proc", "run", "self", "state"]);
+});
+
+Deno.test("/proc/core has PROTOCOL.md, the graph, locks.json and a folder per plugin", async () => {
+  await using w = await startWorld();
+  assert.deepEqual(await list(w, "/proc/core"), [
+    "PROTOCOL.md",
+    "graph.dot",
+    "graph.json",
+    "locks.json",
+    "plugins",
+  ]);
+  const protocol = await read(w, "/proc/core/PROTOCOL.md");
+  assert.match(String(protocol.text), /^# The Sausage protocol/);
+  assert.deepEqual(await list(w, "/proc/core/plugins"), ["probe"]);
+  assert.deepEqual(await list(w, "/proc/core/plugins/probe"), ["client.rs", "discover.json"]);
+  const graph = JSON.parse(String((await read(w, "/proc/core/graph.json")).text));
+  assert.deepEqual(Object.keys(graph.plugins), ["probe"]);
+  assert.match(String((await read(w, "/proc/core/graph.dot")).text), /digraph world/);
+});
+
+Deno.test("locks.json shows holders and waiters", async () => {
+  await using w = await startWorld();
+  const a = w.host.client("holder");
+  const b = w.host.client("waiter");
+  await a.request("core.lock", { path: "/state/db" });
+  b.request("core.lock", { path: "/state/db" });
+  const locks = JSON.parse(String((await read(w, "/proc/core/locks.json")).text));
+  assert.equal(locks.locks[0].path, "/state/db");
+  assert.equal(locks.locks[0].holder, "holder");
+  assert.deepEqual(locks.locks[0].waiting, ["waiter"]);
+});
+
+Deno.test("/proc/<pid> has info.json and log of a running process, and goes away when it ends", async () => {
+  await using w = await startWorld();
+  await w.call("probe.linger");
+  await eventually(() => w.host.processes.list().length === 1);
+  const [p] = w.host.processes.list();
+  assert.ok((await list(w, "/proc")).includes(p.pid));
+  const info = JSON.parse(String((await read(w, `/proc/${p.pid}/info.json`)).text));
+  assert.equal(info.plugin, "probe");
+  assert.equal(info.method, "linger");
+  assert.equal(info.parent, "console");
+  assert.equal(info.state, "running");
+  assert.match(String((await read(w, `/proc/${p.pid}/log`)).text), /start linger/);
+  await w.call("core.stop", { pid: p.pid });
+  assert.ok(!(await list(w, "/proc")).includes(p.pid));
+});
+
+Deno.test("/self is the process's own folder: its files show in /proc/<pid>, the core's names are refused", async () => {
+  await using w = await startWorld();
+  const own = (await w.call("probe.call", {
+    method: "probe.write_file",
+    params: { path: "/self/note.txt", text: "mine" },
+  })) as { response: { result: AnyRecord } };
+  assert.equal(own.response.result.read, "mine");
+  const self = await write(w, "/self/info.json", "{}");
+  assert.match(String(self.kind), /PermissionDenied/);
+  const info = JSON.parse(String((await read(w, "/self/info.json")).text));
+  assert.equal(info.plugin, "probe");
+  assert.ok((await list(w, "/self")).includes("info.json"));
+  await w.call("probe.linger", { self_file: "shown.txt" });
+  await eventually(() => w.host.processes.list().length === 1);
+  const [lingering] = w.host.processes.list();
+  assert.equal((await read(w, `/proc/${lingering.pid}/shown.txt`)).text, "from self");
+  const otherWrite = await write(w, `/proc/${lingering.pid}/shown.txt`, "not yours");
+  assert.ok("error" in otherWrite, "a process writes its own folder only through /self");
+  await w.call("core.stop", { pid: lingering.pid });
+  const reserved = await fsOp(w, { op: "mkdir", path: "/self/fs" });
+  assert.match(String(reserved.kind), /PermissionDenied/);
+  // a file in /self is in memory: nothing lands in the world folder
+  assert.ok(!existsSync(join(w.root, "self")));
+});
+
+Deno.test("writes under /proc always fail", async () => {
+  await using w = await startWorld();
+  for (const path of ["/proc/x.txt", "/proc/core/PROTOCOL.md", "/proc/core/new"]) {
+    const r = await write(w, path, "x");
+    assert.ok("error" in r, path);
+    assert.match(String(r.kind), /ReadOnlyFilesystem|PermissionDenied/, `${path}: ${r.kind}`);
+  }
+});
+
+Deno.test("/run is shared between processes and empty at each host start", async () => {
+  const w = await startWorld();
+  try {
+    await fsOp(w, { op: "mkdir", path: "/run/shared" });
+    assert.equal(
+      (await write(w, "/run/shared/endpoint", "tcp:127.0.0.1:1 x y")).read,
+      "tcp:127.0.0.1:1 x y",
+    );
+    assert.equal((await read(w, "/run/shared/endpoint")).text, "tcp:127.0.0.1:1 x y");
+    assert.ok(!existsSync(join(w.root, "run")));
+    await w.host.shutdown();
+  } finally {
+    await w[Symbol.asyncDispose]();
+  }
+  await using again = await startWorld();
+  assert.deepEqual(await list(again, "/run"), []);
+});
+
+Deno.test("temporary file and atomic rename work in /run and /self; a rename across areas fails", async () => {
+  await using w = await startWorld();
+  await write(w, "/run/tmp.1", "v1");
+  assert.deepEqual(await fsOp(w, { op: "rename", path: "/run/tmp.1", to: "/run/final" }), {
+    ok: true,
+  });
+  assert.equal((await read(w, "/run/final")).text, "v1");
+  await write(w, "/state/a.txt", "a");
+  const across = await fsOp(w, { op: "rename", path: "/state/a.txt", to: "/run/a.txt" });
+  assert.match(String(across.kind), /CrossesDevices|Other|Uncategorized/, String(across.error));
+  const busy = await fsOp(w, { op: "rename", path: "/run", to: "/state/run" });
+  assert.ok("error" in busy);
+});
+
+Deno.test("`..` leaves a mount as written: /run/../state is the world's state", async () => {
+  await using w = await startWorld();
+  await write(w, "/state/x.txt", "world");
+  assert.equal((await read(w, "/run/../state/x.txt")).text, "world");
+  assert.equal((await read(w, "/proc/../../state/x.txt")).text, "world");
+});
+
+Deno.test("a symbolic link made by a plugin stays inside the world", async () => {
+  await using w = await startWorld({ plugins: { probe: "probe", fsprobe: "fsprobe" } });
+  await Deno.symlink("/etc", join(w.root, "state", "out"));
+  const r = await read(w, "/state/out/hostname");
+  assert.ok("error" in r, "an absolute link is resolved from the world's root");
+});

@@ -1,0 +1,399 @@
+/**
+ * A {@linkcode FileSystem} served by another thread, over a synchronous
+ * channel: a `SharedArrayBuffer` the client fills and then waits on with
+ * `Atomics.wait`, while the serving thread answers on its own event loop.
+ *
+ * The client thread blocks for the round trip, so a remote layer suits
+ * small, shared state (in-memory folders, generated files), not bulk data.
+ * One request is in flight per channel, since the client waits for it.
+ *
+ * @example
+ * ```ts ignore
+ * // serving thread
+ * const channel = SyncChannel.create();
+ * const server = new FileSystemServer((name) => layers.get(name));
+ * worker.postMessage({ channel: channel.buffer });
+ * worker.onmessage = (e) => { if (e.data === "vfs") server.serve(channel); };
+ * // client thread (a worker)
+ * const channel = SyncChannel.attach(buffer, () => self.postMessage("vfs"));
+ * const run = new RemoteFileSystem(channel, "run");
+ * run.mkdir("/endpoints");
+ * ```
+ *
+ * @module
+ */
+import {
+  type DirEntry,
+  type FileHandle,
+  type FileKind,
+  type FileSystem,
+  isVfsErrorCode,
+  type OpenOptions,
+  type Stat,
+  type TimeSpec,
+  VfsError,
+} from "./types.ts";
+
+/** Bytes of data a channel carries per request or answer (plus the JSON). */
+export const CHANNEL_DATA_BYTES = 1 << 20;
+const HEADER_BYTES = 16;
+const JSON_BYTES = 64 * 1024;
+/** How long a client waits for an answer before it gives up with `EIO`. */
+const WAIT_MS = 10_000;
+
+const IDLE = 0;
+const REQUEST = 1;
+const ANSWER = 2;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** One side of a synchronous request channel. */
+export class SyncChannel {
+  /** The shared memory: header, JSON, data. */
+  readonly buffer: SharedArrayBuffer;
+  readonly #header: Int32Array;
+  readonly #bytes: Uint8Array;
+  readonly #notify: () => void;
+
+  private constructor(buffer: SharedArrayBuffer, notify: () => void) {
+    this.buffer = buffer;
+    this.#header = new Int32Array(buffer, 0, HEADER_BYTES / 4);
+    this.#bytes = new Uint8Array(buffer, HEADER_BYTES);
+    this.#notify = notify;
+  }
+
+  /** A new channel, on the serving side. */
+  static create(): SyncChannel {
+    return new SyncChannel(
+      new SharedArrayBuffer(HEADER_BYTES + JSON_BYTES + CHANNEL_DATA_BYTES),
+      () => {},
+    );
+  }
+
+  /** The client side of a channel; `notify` tells the serving thread a request waits. */
+  static attach(buffer: SharedArrayBuffer, notify: () => void): SyncChannel {
+    return new SyncChannel(buffer, notify);
+  }
+
+  /** Client: sends a request and blocks until the answer. */
+  call(request: unknown, data?: Uint8Array): { answer: unknown; data: Uint8Array } {
+    this.#write(request, data);
+    Atomics.store(this.#header, 0, REQUEST);
+    this.#notify();
+    const outcome = Atomics.wait(this.#header, 0, REQUEST, WAIT_MS);
+    if (outcome === "timed-out") {
+      // the answer may still come: a late one is dropped by resetting to idle
+      Atomics.store(this.#header, 0, IDLE);
+      return {
+        answer: { err: { code: "EIO", syscall: "remote", detail: "no answer in time" } },
+        data: new Uint8Array(),
+      };
+    }
+    const result = this.#read();
+    Atomics.store(this.#header, 0, IDLE);
+    return result;
+  }
+
+  /** Server: the waiting request, or null when there is none. */
+  take(): { request: unknown; data: Uint8Array } | null {
+    if (Atomics.load(this.#header, 0) !== REQUEST) return null;
+    const { answer, data } = this.#read();
+    return { request: answer, data };
+  }
+
+  /** Server: answers the request and wakes the client. */
+  answer(answer: unknown, data?: Uint8Array): void {
+    if (Atomics.load(this.#header, 0) !== REQUEST) return; // the client gave up
+    this.#write(answer, data);
+    Atomics.store(this.#header, 0, ANSWER);
+    Atomics.notify(this.#header, 0);
+  }
+
+  #write(value: unknown, data?: Uint8Array): void {
+    const json = encoder.encode(JSON.stringify(value));
+    if (json.length > JSON_BYTES) {
+      throw new VfsError("ENAMETOOLONG", "remote", undefined, "request too large");
+    }
+    const size = data?.length ?? 0;
+    if (size > CHANNEL_DATA_BYTES) {
+      throw new VfsError("EFBIG", "remote", undefined, "data too large");
+    }
+    this.#bytes.set(json, 0);
+    if (data) this.#bytes.set(data, JSON_BYTES);
+    this.#header[1] = json.length;
+    this.#header[2] = size;
+  }
+
+  #read(): { answer: unknown; data: Uint8Array } {
+    const jsonLength = this.#header[1];
+    const size = this.#header[2];
+    const answer = JSON.parse(decoder.decode(this.#bytes.slice(0, jsonLength)));
+    return { answer, data: this.#bytes.slice(JSON_BYTES, JSON_BYTES + size) };
+  }
+}
+
+type Answer = { ok: unknown } | {
+  err: { code: string; syscall: string; path?: string; detail?: string };
+};
+
+function unwrap(result: { answer: unknown; data: Uint8Array }): unknown {
+  const answer = result.answer as Answer;
+  if ("err" in answer) {
+    const { code, syscall, path, detail } = answer.err;
+    throw new VfsError(isVfsErrorCode(code) ? code : "EIO", syscall, path, detail);
+  }
+  return answer.ok;
+}
+
+/** A layer whose operations run on the serving thread. */
+export class RemoteFileSystem implements FileSystem {
+  readonly readOnly: boolean;
+  readonly #channel: SyncChannel;
+  readonly #name: string;
+
+  /** `name` selects the layer on the serving side. */
+  constructor(channel: SyncChannel, name: string, options: { readOnly?: boolean } = {}) {
+    this.#channel = channel;
+    this.#name = name;
+    this.readOnly = options.readOnly ?? false;
+  }
+
+  #call(op: string, args: unknown[], data?: Uint8Array): unknown {
+    return unwrap(this.#channel.call({ fs: this.#name, op, args }, data));
+  }
+
+  stat(path: string): Stat {
+    return this.#call("stat", [path]) as Stat;
+  }
+  lstat(path: string): Stat {
+    return this.#call("lstat", [path]) as Stat;
+  }
+  realpath(path: string): string {
+    return this.#call("realpath", [path]) as string;
+  }
+  readDir(path: string): DirEntry[] {
+    return this.#call("readDir", [path]) as DirEntry[];
+  }
+  open(path: string, options: OpenOptions): FileHandle {
+    const opened = this.#call("open", [path, options]) as {
+      id: number;
+      kind: FileKind;
+      path: string;
+    };
+    return new _RemoteHandle(this.#channel, this.#name, opened);
+  }
+  mkdir(path: string): void {
+    this.#call("mkdir", [path]);
+  }
+  unlink(path: string): void {
+    this.#call("unlink", [path]);
+  }
+  rmdir(path: string): void {
+    this.#call("rmdir", [path]);
+  }
+  rename(from: string, to: string): void {
+    this.#call("rename", [from, to]);
+  }
+  symlink(target: string, path: string): void {
+    this.#call("symlink", [target, path]);
+  }
+  readlink(path: string): string {
+    return this.#call("readlink", [path]) as string;
+  }
+  link(existing: string, newPath: string): void {
+    this.#call("link", [existing, newPath]);
+  }
+  setTimes(path: string, atime: TimeSpec, mtime: TimeSpec, follow: boolean): void {
+    this.#call("setTimes", [path, atime, mtime, follow]);
+  }
+}
+
+class _RemoteHandle implements FileHandle {
+  readonly kind: FileKind;
+  readonly path: string;
+  readonly #channel: SyncChannel;
+  readonly #name: string;
+  readonly #id: number;
+
+  constructor(
+    channel: SyncChannel,
+    name: string,
+    opened: { id: number; kind: FileKind; path: string },
+  ) {
+    this.#channel = channel;
+    this.#name = name;
+    this.#id = opened.id;
+    this.kind = opened.kind;
+    this.path = opened.path;
+  }
+
+  #call(op: string, args: unknown[], data?: Uint8Array): { value: unknown; data: Uint8Array } {
+    const result = this.#channel.call({ fs: this.#name, handle: this.#id, op, args }, data);
+    return { value: unwrap(result), data: result.data };
+  }
+
+  read(buffer: Uint8Array, offset: number): number {
+    const want = Math.min(buffer.length, CHANNEL_DATA_BYTES);
+    const { data } = this.#call("read", [want, offset]);
+    buffer.set(data);
+    return data.length;
+  }
+  write(data: Uint8Array, offset: number): number {
+    for (let at = 0; at < data.length; at += CHANNEL_DATA_BYTES) {
+      this.#call("write", [offset + at], data.subarray(at, at + CHANNEL_DATA_BYTES));
+    }
+    return data.length;
+  }
+  append(data: Uint8Array): number {
+    let size = 0;
+    for (let at = 0; at < data.length || at === 0; at += CHANNEL_DATA_BYTES) {
+      size = this.#call("append", [], data.subarray(at, at + CHANNEL_DATA_BYTES)).value as number;
+      if (data.length === 0) break;
+    }
+    return size;
+  }
+  setSize(size: number): void {
+    this.#call("setSize", [size]);
+  }
+  stat(): Stat {
+    return this.#call("stat", []).value as Stat;
+  }
+  sync(): void {
+    this.#call("sync", []);
+  }
+  syncData(): void {
+    this.#call("syncData", []);
+  }
+  setTimes(atime: TimeSpec, mtime: TimeSpec): void {
+    this.#call("setTimes", [atime, mtime]);
+  }
+  close(): void {
+    this.#call("close", []);
+  }
+}
+
+const FS_OPS = new Set([
+  "stat",
+  "lstat",
+  "realpath",
+  "readDir",
+  "open",
+  "mkdir",
+  "unlink",
+  "rmdir",
+  "rename",
+  "symlink",
+  "readlink",
+  "link",
+  "setTimes",
+]);
+
+/** Serves the layers of one thread to clients on other threads. */
+export class FileSystemServer {
+  readonly #resolve: (name: string) => FileSystem | undefined;
+  readonly #handles = new WeakMap<SyncChannel, Map<number, FileHandle>>();
+  #nextHandle = 1;
+
+  /** `resolve` gives the layer for a name a client uses (undefined: `ENOENT`). */
+  constructor(resolve: (name: string) => FileSystem | undefined) {
+    this.#resolve = resolve;
+  }
+
+  /** Answers the request waiting on `channel`, if any. */
+  serve(channel: SyncChannel): void {
+    const taken = channel.take();
+    if (!taken) return;
+    const request = taken.request as { fs: string; op: string; args: unknown[]; handle?: number };
+    let data: Uint8Array | undefined;
+    let answer: Answer;
+    try {
+      const value = request.handle === undefined
+        ? this.#fsOp(channel, request)
+        : this.#handleOp(channel, request.handle, request.op, request.args, taken.data, (d) =>
+          data = d);
+      answer = { ok: value ?? null };
+    } catch (e) {
+      answer = e instanceof VfsError
+        ? { err: { code: e.code, syscall: e.syscall, path: e.path } }
+        : {
+          err: {
+            code: "EIO",
+            syscall: request.op,
+            detail: e instanceof Error ? e.message : String(e),
+          },
+        };
+    }
+    channel.answer(answer, data);
+  }
+
+  /** Closes every handle a channel left open (its client thread is gone). */
+  drop(channel: SyncChannel): void {
+    for (const handle of this.#handles.get(channel)?.values() ?? []) {
+      try {
+        handle.close();
+      } catch {
+        // already closed
+      }
+    }
+    this.#handles.delete(channel);
+  }
+
+  #fsOp(channel: SyncChannel, request: { fs: string; op: string; args: unknown[] }): unknown {
+    const fs = this.#resolve(request.fs);
+    if (!fs) throw new VfsError("ENOENT", request.op, undefined, `no layer ${request.fs}`);
+    if (!FS_OPS.has(request.op)) throw new VfsError("ENOTSUP", request.op);
+    if (request.op === "open") {
+      const [path, options] = request.args as [string, OpenOptions];
+      const handle = fs.open(path, options);
+      const id = this.#nextHandle++;
+      let table = this.#handles.get(channel);
+      if (!table) this.#handles.set(channel, table = new Map());
+      table.set(id, handle);
+      return { id, kind: handle.kind, path: handle.path };
+    }
+    // deno-lint-ignore no-explicit-any
+    return (fs as any)[request.op](...request.args);
+  }
+
+  #handleOp(
+    channel: SyncChannel,
+    id: number,
+    op: string,
+    args: unknown[],
+    input: Uint8Array,
+    output: (data: Uint8Array) => void,
+  ): unknown {
+    const table = this.#handles.get(channel);
+    const handle = table?.get(id);
+    if (!handle) throw new VfsError("EBADF", op);
+    switch (op) {
+      case "read": {
+        const [want, offset] = args as [number, number];
+        const buffer = new Uint8Array(Math.min(want, CHANNEL_DATA_BYTES));
+        const n = handle.read(buffer, offset);
+        output(buffer.subarray(0, n));
+        return n;
+      }
+      case "write":
+        return handle.write(input, args[0] as number);
+      case "append":
+        return handle.append(input);
+      case "setSize":
+        return handle.setSize(args[0] as number);
+      case "stat":
+        return handle.stat();
+      case "sync":
+        return handle.sync();
+      case "syncData":
+        return handle.syncData();
+      case "setTimes":
+        return handle.setTimes(args[0] as TimeSpec, args[1] as TimeSpec);
+      case "close":
+        table!.delete(id);
+        return handle.close();
+      default:
+        throw new VfsError("ENOTSUP", op);
+    }
+  }
+}
