@@ -154,3 +154,16 @@ Deno.test("a symbolic link made by a plugin stays inside the world", async () =>
   const r = await read(w, "/state/out/hostname");
   assert.ok("error" in r, "an absolute link is resolved from the world's root");
 });
+
+Deno.test("many processes incrementing one file under a lock lose nothing", async () => {
+  await using w = await startWorld();
+  const calls = Array.from(
+    { length: 12 },
+    () => w.call("probe.locked_increment", { path: "/state/counter", hold_ms: 5 }),
+  );
+  const was = ((await Promise.all(calls)) as { was: number }[]).map((r) => r.was).sort((a, b) =>
+    a - b
+  );
+  assert.deepEqual(was, Array.from({ length: 12 }, (_, i) => i));
+  assert.equal(await Deno.readTextFile(join(w.root, "state", "counter")), "12");
+});

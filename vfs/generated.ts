@@ -175,7 +175,7 @@ export class GeneratedFileSystem implements FileSystem {
   rmdir(path: string): void {
     throw new VfsError("EROFS", "rmdir", path);
   }
-  rename(from: string): void {
+  rename(from: string, _to: string): void {
     throw new VfsError("EROFS", "rename", from);
   }
   symlink(_target: string, path: string): void {

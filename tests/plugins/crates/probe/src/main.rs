@@ -260,6 +260,19 @@ fn main() {
             let answer = next_message(&mut lines).unwrap_or(Value::Null);
             reply(&id, json!({"answer": answer}));
         }
+        // Under the lock on `path`: reads the number in the file, writes it plus one.
+        "locked_increment" => {
+            let path = params["path"].as_str().unwrap_or("/state/counter").to_string();
+            let mut seen = Vec::new();
+            call(&mut lines, json!("lock"), "core.lock", json!({"path": path}), &mut seen);
+            let n: u64 = std::fs::read_to_string(&path).ok().and_then(|t| t.trim().parse().ok()).unwrap_or(0);
+            std::thread::sleep(std::time::Duration::from_millis(params["hold_ms"].as_u64().unwrap_or(0)));
+            let tmp = format!("{path}.{}", std::env::var("SAUSAGE_PID").unwrap_or_default());
+            std::fs::write(&tmp, format!("{}", n + 1)).unwrap();
+            std::fs::rename(&tmp, &path).unwrap();
+            send(&json!({"jsonrpc": "2.0", "method": "core.unlock", "params": {"path": path}}));
+            reply(&id, json!({"was": n}));
+        }
         // Takes the lock on `path`, then appends 4 KiB blocks to it forever.
         "append_forever" => {
             let path = params["path"].as_str().unwrap_or("/state/append.bin").to_string();

@@ -1,0 +1,34 @@
+/// <reference lib="deno.worker" />
+import { RemoteFileSystem, SyncChannel, VfsError } from "../mod.ts";
+
+const code = (f: () => unknown) => {
+  try {
+    f();
+    return "ok";
+  } catch (e) {
+    return (e as VfsError).code;
+  }
+};
+
+self.onmessage = (e: MessageEvent<SharedArrayBuffer>) => {
+  const channel = SyncChannel.attach(e.data, () => self.postMessage("vfs"));
+  const fs = new RemoteFileSystem(channel, "mem");
+  fs.mkdir("/dir");
+  const big = new Uint8Array(3_000_000).fill(7); // more than one channel's data
+  const h = fs.open("/big", { write: true, create: true, read: true });
+  h.write(big, 0);
+  const back = new Uint8Array(3_000_000);
+  let readBack = 0;
+  for (let n; (n = h.read(back.subarray(readBack), readBack)) > 0;) readBack += n;
+  h.close();
+  self.postMessage({
+    written: fs.stat("/big").size,
+    readBack: back.every((b) => b === 7) ? readBack : -1,
+    listing: fs.readDir("/").map((x) => x.name).sort(),
+    missing: code(() => fs.stat("/nothing")),
+    unknownLayer: code(() => new RemoteFileSystem(channel, "other").stat("/")),
+    full: code(() =>
+      fs.open("/more", { write: true, create: true }).write(new Uint8Array(1 << 20), 0)
+    ),
+  });
+};
