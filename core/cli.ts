@@ -82,25 +82,32 @@ async function startHost(
   }
 }
 
-/** Waits for SIGINT or SIGTERM; a second one kills every process at once. */
-function untilSignal(host: Host): Promise<void> {
+/**
+ * Resolves at the first SIGINT or SIGTERM; a second one calls `onAgain`
+ * (kill every process at once). Listening starts at once, so a signal that
+ * comes while the host starts is not lost.
+ */
+function listenForStop(): { stopped: Promise<void>; onAgain: (f: () => void) => void } {
   const { promise, resolve } = Promise.withResolvers<void>();
+  let again = () => {};
   let count = 0;
   const onSignal = () => {
     count++;
     if (count === 1) resolve();
-    else host.killAll();
+    else again();
   };
   const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
   for (const s of signals) Deno.addSignalListener(s, onSignal);
-  return promise;
+  return { stopped: promise, onAgain: (f) => again = f };
 }
 
 async function headless(world: string, cacheDir: string | undefined): Promise<number> {
+  const signals = listenForStop();
   const host = await startHost(world, cacheDir);
+  signals.onAgain(() => host.killAll());
   console.error(`sausage: running ${host.world.root} (headless). Stop with SIGTERM or Ctrl-C.`);
   const code = await Promise.race([
-    untilSignal(host).then(() => ExitCode.Ok as number),
+    signals.stopped.then(() => ExitCode.Ok as number),
     host.exitRequested,
   ]);
   console.error(`sausage: stopping${code === ExitCode.CoreExit ? " (core.exit)" : ""}…`);

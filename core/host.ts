@@ -9,6 +9,7 @@ import { Client } from "./client.ts";
 import { ComponentCache } from "./components/cache.ts";
 import { CoreApi } from "./core_api.ts";
 import { CoreFiles } from "./files.ts";
+import { Discovery } from "./discovery.ts";
 import { FileSystemServer } from "../vfs/mod.ts";
 import { Journal } from "./journal.ts";
 import { LockTable } from "./locks.ts";
@@ -16,6 +17,7 @@ import { WorkerPool } from "./pool.ts";
 import { ProcessManager } from "./processes.ts";
 import { Router } from "./router.ts";
 import { readServices, startServices } from "./services.ts";
+import { PluginVersions } from "./versions.ts";
 import { HostLock, World } from "./world.ts";
 
 /** Exit code after `core.exit`. */
@@ -45,10 +47,14 @@ export class Host {
   /** `/proc`, `/self` and `/run`. */
   readonly files: CoreFiles;
   readonly processes: ProcessManager;
+  readonly versions: PluginVersions;
+  readonly discovery: Discovery;
   readonly router: Router;
   readonly core: CoreApi;
   /** The client for calls the core itself makes (services): parent `core`. */
   readonly coreClient: Client;
+  /** Settles once every plugin present at start was discovered (or failed). */
+  discovered: Promise<void> = Promise.resolve();
   /** Settles once the services of boot.yaml were started (or failed). */
   readonly servicesStarted: Promise<void>;
   /** Resolves with an exit code when something asked the host to stop (`core.exit`). */
@@ -84,6 +90,11 @@ export class Host {
       locks: this.locks,
       journal: this.journal,
       worldRoot: world.root,
+      discover: (plugin) => {
+        const version = this.versions.known(plugin);
+        const outcome = version && this.discovery.known(version.hash);
+        return outcome ? (outcome.ok ? outcome.document : { error: outcome.reason }) : null;
+      },
     });
     this.pool = new WorkerPool({
       size: options.workers,
@@ -91,13 +102,19 @@ export class Host {
       permissions: { read: [world.root], write: [world.root], net: true },
       onFault: (m) => this.journal.event(null, null, `plugin worker fault: ${m}`),
     });
+    this.versions = new PluginVersions(world, this.cache);
     this.processes = new ProcessManager({
       world,
-      cache: this.cache,
+      versions: this.versions,
       pool: this.pool,
       journal: this.journal,
       locks: this.locks,
       files: this.files,
+    });
+    this.discovery = new Discovery({
+      processes: this.processes,
+      journal: this.journal,
+      cacheDir: options.cacheDir,
     });
     this.router = new Router(this.processes, this.journal);
     const exit = Promise.withResolvers<number>();
@@ -130,6 +147,7 @@ export class Host {
       throw e;
     }
     host.journal.event(null, null, `host start: world ${world.root}, pid ${Deno.pid}`);
+    host.discovered = host.#discoverAll();
     if (options.services ?? true) {
       (host as { servicesStarted: Promise<void> }).servicesStarted = host.#startServices(
         (text) => host.onNote(text),
@@ -160,11 +178,24 @@ export class Host {
   async #doShutdown(): Promise<void> {
     this.journal.event(null, null, "host stop: stopping every process");
     await this.processes.shutdown();
+    await this.discovered;
     this.pool.close();
     this.cache.close();
     this.journal.event(null, null, "host stopped");
     this.journal.close();
     this.#lock.release();
+  }
+
+  /** Gets the documents of all plugins in the background, one at a time. */
+  async #discoverAll(): Promise<void> {
+    for (const plugin of await this.world.plugins()) {
+      if (!this.processes.accepting) return;
+      try {
+        await this.discovery.discover(plugin, await this.versions.current(plugin));
+      } catch (e) {
+        this.journal.event(null, plugin, `discovery of ${plugin} failed: ${(e as Error).message}`);
+      }
+    }
   }
 
   async #startServices(note: (text: string) => void): Promise<void> {

@@ -6,7 +6,7 @@
  * @module
  */
 import { uuidv7 } from "uuidv7";
-import type { ComponentCache, LoadedComponent } from "./components/cache.ts";
+import type { LoadedComponent } from "./components/cache.ts";
 import { error, ErrorCode, type Message, RpcError } from "./jsonrpc.ts";
 import type { Journal } from "./journal.ts";
 import type { CoreFiles } from "./files.ts";
@@ -14,6 +14,7 @@ import type { LockTable } from "./locks.ts";
 import { pluginNameProblem } from "./names.ts";
 import type { WorkerPool } from "./pool.ts";
 import { type Origin, type Peer, Process, type ProcessEnd } from "./process.ts";
+import type { PluginVersions } from "./versions.ts";
 import type { World } from "./world.ts";
 import type { ExitReport } from "../runtime/messages.ts";
 
@@ -31,30 +32,24 @@ export interface StartRequest {
   parent: Peer | null;
   /** Where the answer goes; null for a notification. */
   origin: Origin | null;
+  /** Run this version instead of the current `plugin.wasm` (discovery of a new version). */
+  component?: LoadedComponent;
 }
 
 /** Receives the messages processes write. */
 export type MessageHandler = (from: Process, messages: unknown[]) => void;
-
-/** The version of a plugin file as last seen. */
-interface KnownVersion {
-  mtime: number;
-  size: number;
-  component: LoadedComponent;
-}
 
 const encoder = new TextEncoder();
 
 /** All processes of a world. */
 export class ProcessManager {
   readonly #world: World;
-  readonly #cache: ComponentCache;
+  readonly #versions: PluginVersions;
   readonly #pool: WorkerPool;
   readonly #journal: Journal;
   readonly #locks: LockTable;
   readonly #files: CoreFiles;
   readonly #processes = new Map<string, Process>();
-  readonly #versions = new Map<string, KnownVersion>();
   readonly #killTimers = new Map<string, ReturnType<typeof setTimeout>>();
   #accepting = true;
   /** Where messages from processes go (the router). */
@@ -62,14 +57,14 @@ export class ProcessManager {
 
   constructor(deps: {
     world: World;
-    cache: ComponentCache;
+    versions: PluginVersions;
     pool: WorkerPool;
     journal: Journal;
     locks: LockTable;
     files: CoreFiles;
   }) {
     this.#world = deps.world;
-    this.#cache = deps.cache;
+    this.#versions = deps.versions;
     this.#pool = deps.pool;
     this.#journal = deps.journal;
     this.#locks = deps.locks;
@@ -107,7 +102,7 @@ export class ProcessManager {
         `there is no plugin "${request.plugin}": ${problem}`,
       );
     }
-    if (!(await this.#world.hasPlugin(request.plugin))) {
+    if (!request.component && !(await this.#world.hasPlugin(request.plugin))) {
       throw new RpcError(
         ErrorCode.NoSuchPlugin,
         `there is no plugin "${request.plugin}" (no plugins/${request.plugin}/plugin.wasm in the world)`,
@@ -117,7 +112,7 @@ export class ProcessManager {
     this.#journal.track(pid);
     let component: LoadedComponent;
     try {
-      component = await this.#component(request.plugin);
+      component = request.component ?? await this.#versions.current(request.plugin);
     } catch (e) {
       return this.#failedStart(pid, request, e);
     }
@@ -198,19 +193,6 @@ export class ProcessManager {
   async killAll(why: string): Promise<void> {
     this.#accepting = false;
     await Promise.all(this.list().map((p) => this.kill(p, why)));
-  }
-
-  /** The loaded component of a plugin's current `plugin.wasm`. */
-  async #component(plugin: string): Promise<LoadedComponent> {
-    const path = this.#world.pluginWasm(plugin);
-    const info = await Deno.stat(path);
-    const mtime = info.mtime?.getTime() ?? 0;
-    const known = this.#versions.get(plugin);
-    if (known && known.mtime === mtime && known.size === info.size) return known.component;
-    const bytes = await Deno.readFile(path);
-    const component = await this.#cache.load(bytes, `plugins/${plugin}/plugin.wasm`);
-    this.#versions.set(plugin, { mtime, size: info.size, component });
-    return component;
   }
 
   #failedStart(pid: string, request: StartRequest, e: unknown): Process {

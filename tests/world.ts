@@ -53,6 +53,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<TestWorld>
   }
   const { plugins: _p, files: _f, ...hostOptions } = options;
   const host = await Host.start({ world: root, cacheDir: TEST_CACHE_DIR, ...hostOptions });
+  await host.discovered; // no discovery process runs beside a test's own
   const client = host.client("console");
   return {
     root,

@@ -348,6 +348,24 @@ fn main() {
             let elapsed = start.elapsed().as_micros() as u64;
             reply(&id, json!({"wall_ms": now, "slept_us": elapsed}));
         }
+        // Discovery: the document in /state/probe-discover.json when there is one, a minimal
+        // one otherwise; no answer at all when /state/probe-discover-hangs exists.
+        "rpc.discover" => {
+            if std::path::Path::new("/state/probe-discover-hangs").exists() {
+                eprintln!("probe: not answering rpc.discover");
+                while next_message(&mut lines).is_some() {}
+                return;
+            }
+            let document = std::fs::read_to_string("/state/probe-discover.json")
+                .ok()
+                .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+                .unwrap_or_else(|| json!({
+                    "openrpc": "1.2.6",
+                    "info": {"title": "probe", "version": "0.1.0"},
+                    "methods": [{"name": "echo", "params": [], "result": {"name": "params", "schema": {}}}]
+                }));
+            reply(&id, document);
+        }
         "" => eprintln!("probe: a request without a method"),
         other => reply_error(&id, -32601, &format!("probe has no method {other}")),
     }
