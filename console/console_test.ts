@@ -9,7 +9,7 @@ import { installPlugin, TEST_CACHE_DIR } from "../tests/world.ts";
 import { historyPath } from "./history.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
-const DENO_ARGS = ["run", "--allow-all", "--unstable-worker-options", MAIN];
+const DENO_ARGS = ["run", "--no-prompt", "--allow-all", "--unstable-worker-options", MAIN];
 /** Select Graphic Rendition: the escape codes of colours and bold. */
 // deno-lint-ignore no-control-regex
 const SGR = /\x1b\[[0-9;]*m/;

@@ -16,7 +16,9 @@ import { LockTable } from "./locks.ts";
 import { WorkerPool } from "./pool.ts";
 import { ProcessManager } from "./processes.ts";
 import { Router } from "./router.ts";
-import { readServices, startServices } from "./services.ts";
+import { readServices, Services } from "./services.ts";
+import { Upgrades } from "./upgrades.ts";
+import { PluginWatcher } from "./watcher.ts";
 import { PluginVersions } from "./versions.ts";
 import { HostLock, World } from "./world.ts";
 
@@ -49,6 +51,8 @@ export class Host {
   readonly processes: ProcessManager;
   readonly versions: PluginVersions;
   readonly discovery: Discovery;
+  readonly services: Services;
+  readonly upgrades: Upgrades;
   readonly router: Router;
   readonly core: CoreApi;
   /** The client for calls the core itself makes (services): parent `core`. */
@@ -64,6 +68,7 @@ export class Host {
    * journal trouble, first runs). The console replaces it while it runs.
    */
   onNote: (text: string) => void;
+  #watcher: PluginWatcher | undefined;
   readonly #lock: HostLock;
   readonly #requestExit: (code: number) => void;
   #shutdown: Promise<void> | undefined;
@@ -99,7 +104,7 @@ export class Host {
     this.pool = new WorkerPool({
       size: options.workers,
       files: new FileSystemServer((name) => this.files.layer(name)),
-      permissions: { read: [world.root], write: [world.root], net: true },
+      permissions: { read: [world.root, options.cacheDir], write: [world.root], net: true },
       onFault: (m) => this.journal.event(null, null, `plugin worker fault: ${m}`),
     });
     this.versions = new PluginVersions(world, this.cache);
@@ -116,6 +121,16 @@ export class Host {
       journal: this.journal,
       cacheDir: options.cacheDir,
     });
+    this.services = new Services({ processes: this.processes, journal: this.journal });
+    this.services.onProgress = note;
+    this.upgrades = new Upgrades({
+      processes: this.processes,
+      discovery: this.discovery,
+      services: this.services,
+      journal: this.journal,
+    });
+    this.versions.onChange = (plugin, previous, next) =>
+      this.upgrades.upgraded(plugin, previous, next);
     this.router = new Router(this.processes, this.journal);
     const exit = Promise.withResolvers<number>();
     this.exitRequested = exit.promise;
@@ -147,6 +162,8 @@ export class Host {
       throw e;
     }
     host.journal.event(null, null, `host start: world ${world.root}, pid ${Deno.pid}`);
+    await Deno.mkdir(world.pluginsDir, { recursive: true });
+    host.#watcher = new PluginWatcher(world, host.versions, host.journal);
     host.discovered = host.#discoverAll();
     if (options.services ?? true) {
       (host as { servicesStarted: Promise<void> }).servicesStarted = host.#startServices(
@@ -177,6 +194,8 @@ export class Host {
 
   async #doShutdown(): Promise<void> {
     this.journal.event(null, null, "host stop: stopping every process");
+    this.upgrades.close();
+    await this.#watcher?.close();
     await this.processes.shutdown();
     await this.discovered;
     this.pool.close();
@@ -200,8 +219,7 @@ export class Host {
 
   async #startServices(note: (text: string) => void): Promise<void> {
     try {
-      const services = await readServices(this.world.bootPath);
-      await startServices(services, this.coreClient, this.journal, note);
+      await this.services.startAll(await readServices(this.world.bootPath));
     } catch (e) {
       const text = `services not started: ${(e as Error).message}`;
       this.journal.event(null, null, text);

@@ -87,6 +87,7 @@ export class Journal {
   #buffer: Row[] = [];
   #flushQueued = false;
   #failing: string | null = null;
+  #closed = false;
   #retry: ReturnType<typeof setTimeout> | undefined;
   readonly #tails = new Map<string, string[]>();
   /** Told when writing starts to fail or works again (the host prints it). */
@@ -110,6 +111,7 @@ export class Journal {
   /** Adds an entry; it reaches the database at the end of this event-loop turn. */
   append(pid: string | null, plugin: string | null, stream: Stream, line: string): string {
     const id = uuidv7();
+    if (this.#closed) return id; // after the host stopped: nothing more is journaled
     this.#buffer.push({ id, time: Date.now(), pid, plugin, stream, line });
     if (pid !== null) {
       const tail = this.#tails.get(pid);
@@ -148,6 +150,7 @@ export class Journal {
   /** Writes buffered entries now. Returns false when the database cannot be written. */
   flush(): boolean {
     this.#flushQueued = false;
+    if (this.#closed) return true;
     if (this.#buffer.length === 0) return true;
     const rows = this.#buffer;
     try {
@@ -218,8 +221,10 @@ export class Journal {
 
   /** Writes what is buffered and closes the database. */
   close(): void {
+    if (this.#closed) return;
     if (this.#retry !== undefined) clearTimeout(this.#retry);
     this.flush();
+    this.#closed = true;
     this.#db.close();
   }
 

@@ -68,6 +68,17 @@ export interface PoolOptions {
   onFault?: (message: string) => void;
 }
 
+/** The soft limit of open files of this process (1024 when it cannot be read). */
+function openFileLimit(): number {
+  try {
+    const m = Deno.readTextFileSync("/proc/self/limits").match(/^Max open files\s+(\d+)/m);
+    if (m) return Number(m[1]);
+  } catch {
+    // not Linux
+  }
+  return 1024;
+}
+
 /** Interrupt cells per worker (one wasm page of i32). */
 const CELLS = 16384;
 /** An extra worker idle this long is stopped. */
@@ -90,6 +101,7 @@ class PluginWorker {
   readonly loaded = new Set<string>();
   readonly live = new Set<number>();
   readonly ready: Promise<void>;
+  #startTimer: ReturnType<typeof setTimeout> | undefined;
   #freeCells: number[] = [];
   #nextCell = 1;
   yieldsSeen = 0;
@@ -98,6 +110,7 @@ class PluginWorker {
 
   constructor(
     index: number,
+    fileBudget: number,
     permissions: WorkerPermissions,
     onMessage: (m: FromWorker) => void,
     onCrash: (message: string) => void,
@@ -120,7 +133,7 @@ class PluginWorker {
       },
     } as WorkerOptions);
     this.ready = new Promise((resolve, reject) => {
-      const timeout = setTimeout(
+      const timeout = this.#startTimer = setTimeout(
         () =>
           reject(
             new Error(`plugin worker ${index} did not start within ${START_TIMEOUT_MS / 1000} s`),
@@ -146,11 +159,23 @@ class PluginWorker {
         reject(new Error(`plugin worker ${index} failed to start: ${e.message}`));
       };
     });
-    this.send({ t: "init", index, interrupts: this.interrupts, files: this.files.buffer });
+    this.send({
+      t: "init",
+      index,
+      interrupts: this.interrupts,
+      files: this.files.buffer,
+      fileBudget,
+    });
   }
 
   send(message: ToWorker): void {
     this.worker.postMessage(message);
+  }
+
+  /** Stops the worker (its processes die with it). */
+  terminate(): void {
+    clearTimeout(this.#startTimer);
+    this.worker.terminate();
   }
 
   takeCell(): number {
@@ -177,11 +202,17 @@ export class WorkerPool {
   readonly #processes = new Map<string, Running>();
   #ticker: ReturnType<typeof setInterval> | undefined;
   #nextIndex = 0;
+  /** Host files each worker may hold open: half the process's limit, shared by the most workers. */
+  readonly #fileBudget: number;
   #closed = false;
 
   constructor(options: PoolOptions) {
     const size = options.size ?? Math.max(2, navigator.hardwareConcurrency || 2);
-    this.#options = { size, maxSize: options.maxSize ?? size * 4, ...options };
+    this.#options = { ...options, size, maxSize: options.maxSize ?? size * 4 };
+    this.#fileBudget = Math.max(
+      64,
+      Math.min(4096, Math.floor(openFileLimit() / 2 / this.#options.maxSize)),
+    );
   }
 
   /** Starts the base workers and waits until they are ready. */
@@ -212,6 +243,7 @@ export class WorkerPool {
         t: "load",
         hash: component.hash,
         js: component.js,
+        jsUrl: component.jsUrl,
         modules: component.modules,
       });
     }
@@ -248,13 +280,14 @@ export class WorkerPool {
   close(): void {
     this.#closed = true;
     if (this.#ticker !== undefined) clearInterval(this.#ticker);
-    for (const w of this.#workers) w.worker.terminate();
+    for (const w of this.#workers) w.terminate();
     this.#workers.length = 0;
   }
 
   #addWorker(): PluginWorker {
     const worker: PluginWorker = new PluginWorker(
       this.#nextIndex++,
+      this.#fileBudget,
       this.#options.permissions,
       (m) => this.#onMessage(worker, m),
       (message) => this.#crashed(worker, message),
@@ -267,7 +300,7 @@ export class WorkerPool {
   /** A worker died (a bug): its processes end as failed, and a new worker takes its place. */
   #crashed(worker: PluginWorker, message: string): void {
     this.#options.onFault?.(`plugin worker ${worker.index} crashed: ${message}`);
-    worker.worker.terminate();
+    worker.terminate();
     this.#options.files?.drop(worker.files);
     const at = this.#workers.indexOf(worker);
     if (at >= 0) this.#workers.splice(at, 1);
@@ -345,7 +378,7 @@ export class WorkerPool {
       }
       const extra = this.#workers.length > this.#options.size;
       if (extra && w.live.size === 0 && now - w.idleSince > IDLE_WORKER_MS) {
-        w.worker.terminate();
+        w.terminate();
         this.#workers.splice(this.#workers.indexOf(w), 1);
       }
     }

@@ -102,20 +102,24 @@ export class ProcessManager {
         `there is no plugin "${request.plugin}": ${problem}`,
       );
     }
-    if (!request.component && !(await this.#world.hasPlugin(request.plugin))) {
-      throw new RpcError(
-        ErrorCode.NoSuchPlugin,
-        `there is no plugin "${request.plugin}" (no plugins/${request.plugin}/plugin.wasm in the world)`,
-      );
+    let component = request.component;
+    let failure: unknown;
+    if (!component) {
+      try {
+        component = await this.#versions.current(request.plugin);
+      } catch (e) {
+        if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) {
+          throw new RpcError(
+            ErrorCode.NoSuchPlugin,
+            `there is no plugin "${request.plugin}" (no plugins/${request.plugin}/plugin.wasm in the world)`,
+          );
+        }
+        failure = e; // the plugin exists but cannot run: the caller hears it as -32002
+      }
     }
     const pid = `${request.plugin}-${uuidv7()}`;
     this.#journal.track(pid);
-    let component: LoadedComponent;
-    try {
-      component = request.component ?? await this.#versions.current(request.plugin);
-    } catch (e) {
-      return this.#failedStart(pid, request, e);
-    }
+    if (!component) return this.#failedStart(pid, request, failure);
     const process = new Process({
       pid,
       plugin: request.plugin,

@@ -54,7 +54,7 @@ export async function runComponent(options: RunOptions): Promise<number> {
     size: 1,
     maxSize: 1,
     permissions: {
-      read: mounts.map((m) => m.hostPath),
+      read: [...mounts.map((m) => m.hostPath), options.cacheDir],
       write: mounts.map((m) => m.hostPath),
       net: true,
     },

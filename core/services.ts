@@ -5,8 +5,11 @@
  * @module
  */
 import { parse } from "yaml";
-import type { Client } from "./client.ts";
 import type { Journal } from "./journal.ts";
+import type { Message, Response } from "./jsonrpc.ts";
+import { CORE, splitMethod } from "./names.ts";
+import type { Peer, Process } from "./process.ts";
+import type { ProcessManager } from "./processes.ts";
 
 /** One entry of boot.yaml. */
 export interface Service {
@@ -59,31 +62,94 @@ export async function readServices(path: string): Promise<Service[]> {
   });
 }
 
+/** A service and the process that serves it now. */
+interface Running {
+  service: Service;
+  process: Process | null;
+}
+
 /**
- * Starts each service in order with the core as caller, waiting for each
- * result (the service is ready) before the next. Failures are journaled and
- * the next service starts anyway.
+ * Starts the services, in order, each a detached call with the parent
+ * `core`, and starts a service again when the upgrade of its plugin ended
+ * its old process (PROTOCOL 3.7). The core restarts no other process.
  */
-export async function startServices(
-  services: Service[],
-  core: Client,
-  journal: Journal,
-  onProgress?: (text: string) => void,
-): Promise<void> {
-  for (const service of services) {
-    journal.event(null, null, `service ${service.method}: starting`);
-    const response = await core.request("core.call", {
-      method: service.method,
-      params: service.params,
-      detach: true,
+export class Services {
+  readonly #processes: ProcessManager;
+  readonly #journal: Journal;
+  readonly #byPid = new Map<string, Running>();
+  #nextId = 1;
+  /** Told about each service that failed or became ready. */
+  onProgress?: (text: string) => void;
+
+  constructor(deps: { processes: ProcessManager; journal: Journal }) {
+    this.#processes = deps.processes;
+    this.#journal = deps.journal;
+  }
+
+  /** Starts each service, waiting for each result before the next. */
+  async startAll(services: Service[]): Promise<void> {
+    for (const service of services) await this.#start({ service, process: null });
+  }
+
+  /** Whether the process serves a service. */
+  isService(pid: string): boolean {
+    return this.#byPid.has(pid);
+  }
+
+  /**
+   * After an upgrade: when the old process of a service ends, the service
+   * starts again with the plugin's current version.
+   */
+  restartWhenEnded(process: Process): void {
+    const running = this.#byPid.get(process.pid);
+    if (!running) return;
+    process.ended.then(() => {
+      this.#byPid.delete(process.pid);
+      if (!this.#processes.accepting) return;
+      this.#journal.event(
+        null,
+        null,
+        `service ${running.service.method}: starting again after the upgrade`,
+      );
+      this.#start(running);
     });
-    if (response.error) {
-      const text = `service ${service.method} failed: ${response.error.message}`;
-      journal.event(null, null, text);
-      onProgress?.(text);
-    } else {
-      journal.event(null, null, `service ${service.method}: ready`);
-      onProgress?.(`service ${service.method}: ready`);
+  }
+
+  async #start(running: Running): Promise<void> {
+    const { service } = running;
+    this.#journal.event(null, null, `service ${service.method}: starting`);
+    const split = splitMethod(service.method);
+    const answer = Promise.withResolvers<Response>();
+    const core: Peer = {
+      name: "core",
+      alive: true,
+      deliver: (m: Message) => {
+        if (!("method" in m)) answer.resolve(m);
+      },
+    };
+    let error: string | undefined;
+    try {
+      if (!split || split.target === CORE) {
+        throw new Error(`"${service.method}" is not a plugin method`);
+      }
+      const process = await this.#processes.start({
+        plugin: split.target,
+        method: split.method,
+        params: service.params,
+        parent: null,
+        origin: { peer: core, id: this.#nextId++ },
+      });
+      running.process = process;
+      this.#byPid.set(process.pid, running);
+      const response = await answer.promise;
+      if (response.error) error = response.error.message;
+    } catch (e) {
+      error = e instanceof Error ? e.message : String(e);
     }
+    const text = error
+      ? `service ${service.method} failed: ${error}`
+      : `service ${service.method}: ready`;
+    this.#journal.event(null, null, text);
+    this.onProgress?.(text);
   }
 }

@@ -67,8 +67,17 @@ export type ToWorker =
     interrupts: WebAssembly.Memory;
     /** The synchronous channel to the layers the host serves (`vfs/remote.ts`). */
     files: SharedArrayBuffer;
+    /** Host files the worker's processes may hold open together. */
+    fileBudget: number;
   }
-  | { t: "load"; hash: string; js: string; modules: Record<string, WebAssembly.Module> }
+  | {
+    t: "load";
+    hash: string;
+    js: string;
+    /** The glue as a file (faster to import); `js` when it cannot be read. */
+    jsUrl?: string;
+    modules: Record<string, WebAssembly.Module>;
+  }
   | { t: "unload"; hash: string }
   | {
     t: "spawn";

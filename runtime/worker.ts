@@ -12,6 +12,7 @@ import { type Glue, Instance, type InstanceHost } from "./instance.ts";
 import type { FromWorker, ToWorker } from "./messages.ts";
 import { Scheduler } from "./scheduler.ts";
 import { SyncChannel } from "../vfs/mod.ts";
+import { setHostFileBudget } from "./wasi/filesystem.ts";
 import type { OutputPort } from "./stdio.ts";
 
 interface Pending {
@@ -94,7 +95,19 @@ const host: InstanceHost = {
   post,
 };
 
-async function loadGlue(js: string, modules: Record<string, WebAssembly.Module>): Promise<Glue> {
+async function loadGlue(
+  js: string,
+  jsUrl: string | undefined,
+  modules: Record<string, WebAssembly.Module>,
+): Promise<Glue> {
+  if (jsUrl) {
+    try {
+      // a file import keeps its compiled code between workers and runs
+      return { instantiate: (await import(jsUrl)).instantiate, modules };
+    } catch {
+      // not readable from here: the source itself still works
+    }
+  }
   const url = URL.createObjectURL(new Blob([js], { type: "text/javascript" }));
   try {
     const mod = await import(url);
@@ -140,11 +153,12 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
       cells = new Int32Array(message.interrupts.buffer);
       scheduler = new Scheduler(message.interrupts);
       files = SyncChannel.attach(message.files, () => post({ t: "vfs" }));
+      setHostFileBudget(message.fileBudget);
       post({ t: "ready", index });
       break;
     case "load":
       if (!glues.has(message.hash)) {
-        const loading = loadGlue(message.js, message.modules);
+        const loading = loadGlue(message.js, message.jsUrl, message.modules);
         loading.catch(() => {}); // reported by each spawn that needs it
         glues.set(message.hash, loading);
       }

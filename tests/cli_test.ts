@@ -22,7 +22,7 @@ function sausage(args: string[], stdin?: string): Promise<Run> {
 
 function spawn(args: string[], stdin?: string) {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", "--unstable-worker-options", MAIN, ...args],
+    args: ["run", "--no-prompt", "--allow-all", "--unstable-worker-options", MAIN, ...args],
     stdin: stdin === undefined ? "null" : "piped",
     stdout: "piped",
     stderr: "piped",

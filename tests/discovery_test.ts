@@ -37,7 +37,7 @@ Deno.test("a plugin that does not answer rpc.discover within 10 s is unavailable
     methods: [],
   });
   await using w = await startWorld({
-    files: { "state/probe-discover-hangs": "", "state/probe-discover.json": custom },
+    filesAfterStart: { "state/probe-discover-hangs": "", "state/probe-discover.json": custom },
   });
   // a new version (another hash) is asked afresh: append a custom section to the file
   const wasm = join(w.root, "plugins", "probe", "plugin.wasm");
@@ -52,7 +52,9 @@ Deno.test("a plugin that does not answer rpc.discover within 10 s is unavailable
 });
 
 Deno.test("an answer that is not a document, or an error, makes the plugin unavailable with the reason", async () => {
-  await using w = await startWorld({ files: { "state/probe-discover.json": '{"methods": 3}' } });
+  await using w = await startWorld({
+    filesAfterStart: { "state/probe-discover.json": '{"methods": 3}' },
+  });
   const wasm = join(w.root, "plugins", "probe", "plugin.wasm");
   const bytes = await Deno.readFile(wasm);
   await Deno.writeFile(wasm, new Uint8Array([...bytes, 0, 5, 4, 0x62, 0x61, 0x64, 0x21]));

@@ -30,8 +30,16 @@ export interface TestWorld {
 export interface WorldOptions extends Partial<Omit<HostOptions, "world" | "cacheDir">> {
   /** Plugins to install: world plugin name → test plugin crate name. */
   plugins?: Record<string, string>;
+  /** Plugins to install from bytes (installed after `plugins`). */
+  wasm?: Record<string, Uint8Array>;
   /** Files to write before start: path in the world → content. */
   files?: Record<string, string>;
+  /**
+   * Files to write once the host runs (after the discovery at start): for
+   * what must not shape the versions discovered at start, whose documents
+   * the tests share through the cache.
+   */
+  filesAfterStart?: Record<string, string>;
 }
 
 /** Installs a test plugin into a world. */
@@ -47,13 +55,21 @@ export async function startWorld(options: WorldOptions = {}): Promise<TestWorld>
   for (const [name, crate] of Object.entries(options.plugins ?? { probe: "probe" })) {
     await installPlugin(root, name, crate);
   }
+  for (const [name, bytes] of Object.entries(options.wasm ?? {})) {
+    await Deno.mkdir(join(root, "plugins", name), { recursive: true });
+    await Deno.writeFile(join(root, "plugins", name, "plugin.wasm"), bytes);
+  }
   for (const [path, content] of Object.entries(options.files ?? {})) {
     await Deno.mkdir(join(root, path, ".."), { recursive: true });
     await Deno.writeTextFile(join(root, path), content);
   }
-  const { plugins: _p, files: _f, ...hostOptions } = options;
+  const { plugins: _p, files: _f, wasm: _w, filesAfterStart, ...hostOptions } = options;
   const host = await Host.start({ world: root, cacheDir: TEST_CACHE_DIR, ...hostOptions });
   await host.discovered; // no discovery process runs beside a test's own
+  for (const [path, content] of Object.entries(filesAfterStart ?? {})) {
+    await Deno.mkdir(join(root, path, ".."), { recursive: true });
+    await Deno.writeTextFile(join(root, path), content);
+  }
   const client = host.client("console");
   return {
     root,

@@ -9,6 +9,7 @@
  * @module
  */
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { PROVIDED_INTERFACES } from "../../runtime/wasi/provided.ts";
 import { ComponentError, type TranspiledComponent, TRANSPILER_FINGERPRINT } from "./format.ts";
 import { Transpiler } from "./transpiler.ts";
@@ -35,6 +36,12 @@ export interface LoadedComponent {
   modules: Record<string, WebAssembly.Module>;
   /** Imported interfaces, e.g. `wasi:cli/stdout`. */
   imports: string[];
+  /**
+   * The glue as a file in the cache, when it is there: importing a file lets
+   * the runtime keep its compiled code between workers and runs (a `blob:`
+   * import compiles it every time).
+   */
+  jsUrl?: string;
 }
 
 interface EntryMeta {
@@ -103,12 +110,14 @@ export class ComponentCache {
   async #load(hash: string, bytes: Uint8Array, name: string): Promise<LoadedComponent> {
     const entryDir = join(this.dir, "components", hash);
     let component = await this.#read(entryDir);
+    let stored = component !== null;
     if (!component) {
       this.onTranspile?.(name);
       const transpiled = await this.#transpiler.transpile(bytes, name);
       checkImports(transpiled.imports, name);
       try {
         await this.#write(entryDir, transpiled);
+        stored = true;
       } catch (e) {
         // a full disk or a read-only cache costs speed, not correctness
         this.onWarning?.(`cannot write the component cache in ${entryDir}: ${e}`);
@@ -120,7 +129,13 @@ export class ComponentCache {
     for (const [file, content] of Object.entries(component.modules)) {
       modules[file] = await WebAssembly.compile(content as Uint8Array<ArrayBuffer>);
     }
-    const loaded = { hash, js: component.js, modules, imports: component.imports };
+    const loaded: LoadedComponent = {
+      hash,
+      js: component.js,
+      modules,
+      imports: component.imports,
+      jsUrl: stored ? pathToFileURL(join(entryDir, "plugin.js")).href : undefined,
+    };
     this.#loaded.set(hash, loaded);
     return loaded;
   }

@@ -18,6 +18,11 @@
  * The numbers of one schema: an interval, of all doubles or only the integers.
  * An unbounded end is `-Infinity` or `Infinity` (its exclusive flag is then
  * meaningless).
+ *
+ * @example
+ * ```ts
+ * const u8: NumberPart = { integer: true, min: 0, minExclusive: false, max: 255, maxExclusive: false };
+ * ```
  */
 export interface NumberPart {
   /** Only integers (JSON Schema `"type": "integer"`): `1.0` counts, `1.5` does not. */
@@ -28,7 +33,14 @@ export interface NumberPart {
   readonly maxExclusive: boolean;
 }
 
-/** Every number. */
+/**
+ * Every number.
+ *
+ * @example
+ * ```ts
+ * numberAccepts(ANY_NUMBER, 1.5); // true
+ * ```
+ */
 export const ANY_NUMBER: NumberPart = Object.freeze({
   integer: false,
   min: -Infinity,
@@ -52,6 +64,11 @@ export function integerRange(min: number, max: number): NumberPart {
 /**
  * The integer ranges of the integer `format`s that schemars writes. Plugins
  * are `wasm32`, so `usize` (`"uint"`) and `isize` (`"int"`) have 32 bits.
+ *
+ * @example
+ * ```ts
+ * INTEGER_FORMATS.uint16; // [0, 65535]
+ * ```
  */
 export const INTEGER_FORMATS: Readonly<Record<string, readonly [number, number]>> = Object.freeze({
   int8: [-(2 ** 7), 2 ** 7 - 1],
@@ -249,15 +266,37 @@ export function numberDifference(sender: NumberPart, receiver: NumberPart): numb
   return undefined;
 }
 
+/** The Rust names of the ranges of the integer formats, for descriptions. */
+const RUST_NAMES: readonly (readonly [string, string])[] = [
+  ["uint8", "u8"],
+  ["uint16", "u16"],
+  ["uint32", "u32"],
+  ["uint64", "u64"],
+  ["uint128", "u128"],
+  ["int8", "i8"],
+  ["int16", "i16"],
+  ["int32", "i32"],
+  ["int64", "i64"],
+  ["int128", "i128"],
+];
+
 /**
- * A short description: `integer`, `number`, `integer in [0, 255]`, `number > 0`.
+ * A short description: `integer`, `number`, `integer in [1, 10]`,
+ * `number > 0`, or the Rust name of an integer type's range: `u8`, `i64`.
  *
  * @example
  * ```ts
- * describeNumber(integerRange(0, 255)); // "integer in [0, 255]"
+ * describeNumber(integerRange(0, 255)); // "u8"
+ * describeNumber(integerRange(1, 10)); // "integer in [1, 10]"
  * ```
  */
 export function describeNumber(part: NumberPart): string {
+  if (part.integer && !part.minExclusive && !part.maxExclusive) {
+    for (const [format, name] of RUST_NAMES) {
+      const [min, max] = INTEGER_FORMATS[format];
+      if (part.min === min && part.max === max) return name;
+    }
+  }
   const kind = part.integer ? "integer" : "number";
   const hasMin = part.min > -Infinity, hasMax = part.max < Infinity;
   if (hasMin && hasMax) {

@@ -52,13 +52,27 @@
  * @module
  */
 
-import { ANY_NUMBER, INTEGER_FORMATS, type NumberPart, numberDifference } from "./numbers.ts";
-import { numberIntersection, numberWitness } from "./numbers.ts";
+import { ANY_NUMBER, INTEGER_FORMATS, numberDifference, type NumberPart } from "./numbers.ts";
+import { numberIntersection } from "./numbers.ts";
 
-/** A JSON value. */
+/**
+ * A JSON value.
+ *
+ * @example
+ * ```ts
+ * const v: JsonValue = { text: "milk", tags: ["a"], done: false, due: null };
+ * ```
+ */
 export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject;
 
-/** A JSON object. */
+/**
+ * A JSON object.
+ *
+ * @example
+ * ```ts
+ * const o: JsonObject = { count: 1 };
+ * ```
+ */
 export type JsonObject = { [key: string]: JsonValue };
 
 /**
@@ -69,10 +83,25 @@ export type JsonObject = { [key: string]: JsonValue };
  * (serde writes exactly the fields of the struct). The check reads the
  * sending side closed and the receiving side open, so a provider can add
  * optional params and result fields.
+ *
+ * @example
+ * ```ts
+ * const { shape } = normalize({ type: "object", properties: { a: { type: "string" } } });
+ * accepts(shape, { a: "x", b: 1 }, "open"); // true: a reader ignores b
+ * accepts(shape, { a: "x", b: 1 }, "closed"); // false: a writer of this type never writes b
+ * ```
  */
 export type Unlisted = "open" | "closed";
 
-/** A construct outside the subset, with where it is. */
+/**
+ * A construct outside the subset, with where it is.
+ *
+ * @example
+ * ```ts
+ * normalize({ type: "string", pattern: "^a" }).outside;
+ * // [{ construct: "pattern", path: "#", detail: "a pattern of strings" }]
+ * ```
+ */
 export interface OutsideSubset {
   /** The keyword or construct, e.g. `pattern`, `not`, `anyOf`, `$ref`. */
   construct: string;
@@ -82,13 +111,27 @@ export interface OutsideSubset {
   detail: string;
 }
 
-/** The booleans a schema allows (never both false). */
+/**
+ * The booleans a schema allows (never both false).
+ *
+ * @example
+ * ```ts
+ * normalize({ const: true }).shape.boolean; // { true: true, false: false }
+ * ```
+ */
 export interface BooleanPart {
   readonly true: boolean;
   readonly false: boolean;
 }
 
-/** The strings a schema allows: any, or a finite non-empty set. */
+/**
+ * The strings a schema allows: any, or a finite non-empty set.
+ *
+ * @example
+ * ```ts
+ * normalize({ type: "string", enum: ["open", "done"] }).shape.string?.values; // Set {"open", "done"}
+ * ```
+ */
 export interface StringPart {
   /** null: any string. */
   readonly values: ReadonlySet<string> | null;
@@ -96,7 +139,14 @@ export interface StringPart {
   name?: string;
 }
 
-/** The arrays a schema allows. */
+/**
+ * The arrays a schema allows.
+ *
+ * @example
+ * ```ts
+ * normalize({ type: "array", items: { type: "string" }, uniqueItems: true }).shape.array?.unique; // true
+ * ```
+ */
 export interface ArrayPart {
   readonly items: Shape;
   /** `uniqueItems`: no two items are equal. */
@@ -104,7 +154,15 @@ export interface ArrayPart {
   name?: string;
 }
 
-/** The objects a schema allows. */
+/**
+ * The objects a schema allows.
+ *
+ * @example
+ * ```ts
+ * const part = normalize({ type: "object", properties: { a: {} }, required: ["a"] }).shape.object!;
+ * // part.required has "a"; part.additional === "unlisted"
+ * ```
+ */
 export interface ObjectPart {
   /** The listed properties, in document order. */
   readonly properties: ReadonlyMap<string, Shape>;
@@ -119,6 +177,12 @@ export interface ObjectPart {
  * false) allows no value of that kind. Parts of the number, string and
  * boolean kinds are never empty; array and object parts may be, when a
  * required property allows nothing.
+ *
+ * @example
+ * ```ts
+ * const { shape } = normalize({ type: ["string", "null"] });
+ * // shape.null === true, shape.string.values === null (any string), every other kind is null
+ * ```
  */
 export interface Shape {
   null: boolean;
@@ -139,7 +203,14 @@ function frozenShape(shape: Shape): Shape {
   return Object.freeze(shape);
 }
 
-/** Every JSON value (the schema `true` or `{}`). */
+/**
+ * Every JSON value (the schema `true` or `{}`).
+ *
+ * @example
+ * ```ts
+ * normalize(true).shape === ANY; // true
+ * ```
+ */
 export const ANY: Shape = {
   null: true,
   boolean: Object.freeze({ true: true, false: true }),
@@ -148,9 +219,23 @@ export const ANY: Shape = {
   array: null,
   object: null,
 };
-/** Any array. */
+/**
+ * Any array.
+ *
+ * @example
+ * ```ts
+ * isAnyArray(ANY_ARRAY); // true
+ * ```
+ */
 export const ANY_ARRAY: ArrayPart = Object.freeze({ items: ANY, unique: false });
-/** Any object. */
+/**
+ * Any object.
+ *
+ * @example
+ * ```ts
+ * isAnyObject(ANY_OBJECT); // true
+ * ```
+ */
 export const ANY_OBJECT: ObjectPart = Object.freeze({
   properties: new Map(),
   required: new Set<string>(),
@@ -160,7 +245,14 @@ ANY.array = ANY_ARRAY;
 ANY.object = ANY_OBJECT;
 frozenShape(ANY);
 
-/** No JSON value (the schema `false`). */
+/**
+ * No JSON value (the schema `false`).
+ *
+ * @example
+ * ```ts
+ * normalize(false).shape === NEVER; // true
+ * ```
+ */
 export const NEVER: Shape = frozenShape({
   null: false,
   boolean: null,
@@ -170,12 +262,26 @@ export const NEVER: Shape = frozenShape({
   object: null,
 });
 
-/** Whether an array part allows every array. */
+/**
+ * Whether an array part allows every array.
+ *
+ * @example
+ * ```ts
+ * isAnyArray(normalize({ type: "array" }).shape.array!); // true
+ * ```
+ */
 export function isAnyArray(part: ArrayPart): boolean {
   return part.items === ANY && !part.unique;
 }
 
-/** Whether an object part allows every object. */
+/**
+ * Whether an object part allows every object.
+ *
+ * @example
+ * ```ts
+ * isAnyObject(normalize({ type: "object" }).shape.object!); // true
+ * ```
+ */
 export function isAnyObject(part: ObjectPart): boolean {
   return part.properties.size === 0 && part.required.size === 0 && part.additional === ANY;
 }
@@ -205,22 +311,6 @@ export function propertyOf(part: ObjectPart, key: string, unlisted: Unlisted): S
   return part.properties.get(key) ?? additionalOf(part, unlisted);
 }
 
-/** Keywords that carry no constraint. */
-const ANNOTATIONS = new Set([
-  "title",
-  "description",
-  "examples",
-  "default",
-  "$comment",
-  "readOnly",
-  "writeOnly",
-  "deprecated",
-  "$schema",
-  "definitions",
-  "$defs",
-  "components",
-]);
-
 /** Keywords with constraints that the check does not decide. */
 const OUTSIDE: Readonly<Record<string, string>> = {
   pattern: "a pattern of strings",
@@ -244,7 +334,7 @@ const OUTSIDE: Readonly<Record<string, string>> = {
   multipleOf: "multiples",
   contentMediaType: "encoded content",
   contentEncoding: "encoded content",
-  nullable: "OpenAPI's nullable (use type [..., \"null\"])",
+  nullable: 'OpenAPI\'s nullable (use type [..., "null"])',
   unevaluatedProperties: "unevaluated properties",
   unevaluatedItems: "unevaluated items",
   prefixItems: "a tuple",
@@ -283,7 +373,13 @@ function isObject(x: unknown): x is SchemaObject {
 }
 
 function escapePointer(segment: string): string {
+  if (!segment.includes("~") && !segment.includes("/")) return segment;
   return segment.replaceAll("~", "~0").replaceAll("/", "~1");
+}
+
+/** A segment of a JSON pointer: `~1` and `~0` unescaped. */
+function unescapeSegment(segment: string): string {
+  return segment.replaceAll("~1", "/").replaceAll("~0", "~");
 }
 
 /** `base` + `/segment`, as a JSON pointer. */
@@ -303,7 +399,15 @@ interface Job {
   path: string;
 }
 
-/** Options of a {@linkcode SchemaSpace}. */
+/**
+ * Options of a {@linkcode SchemaSpace}.
+ *
+ * @example
+ * ```ts
+ * const entry = consumer["x-sausage-imports"].notes;
+ * new SchemaSpace(entry, { base: "#/x-sausage-imports/notes", fallback: consumer });
+ * ```
+ */
 export interface SchemaSpaceOptions {
   /** The pointer that paths of this root start with (default `#`). */
   base?: string;
@@ -368,15 +472,14 @@ export class SchemaSpace {
 
   /** The value at a local `$ref` (`#/...`), with its path; undefined when there is none. */
   resolve(ref: string): { value: unknown; path: string } | undefined {
-    if (!ref.startsWith("#")) return undefined;
+    if (ref !== "#" && !ref.startsWith("#/")) return undefined;
     let segments: string[];
     try {
-      segments = decodeURIComponent(ref.slice(1)).split("/").slice(1)
-        .map((s) => s.replaceAll("~1", "/").replaceAll("~0", "~"));
+      // RFC 6901: percent-decode the fragment, then split it, then unescape each segment
+      segments = decodeURIComponent(ref.slice(1)).split("/").slice(1).map(unescapeSegment);
     } catch {
       return undefined;
     }
-    if (ref.length > 1 && !ref.startsWith("#/")) return undefined;
     for (const root of this.#roots) {
       let value: unknown = root.value;
       for (const s of segments) {
@@ -454,7 +557,11 @@ export class SchemaSpace {
       if (keyword === "allOf") {
         for (const b of branches) shape = intersect(shape, b, where);
       } else {
-        shape = intersect(shape, keyword === "anyOf" ? union(branches, where) : oneOf(branches, where), where);
+        shape = intersect(
+          shape,
+          keyword === "anyOf" ? union(branches, where) : oneOf(branches, where),
+          where,
+        );
       }
     }
     return decorate(shape, examples, outside);
@@ -481,7 +588,9 @@ export class SchemaSpace {
       return withOutside(NEVER, [{ construct: "$ref", path, detail }]);
     }
     const body = this.#shapeOf(found.value, found.path, new Set(active).add(ref));
-    const name = decodeURIComponent(ref).split("/").pop() || undefined;
+    const name = ref === "#"
+      ? undefined
+      : unescapeSegment(decodeURIComponent(ref).split("/").pop()!);
     const shape: Shape = { ...body, name: name ?? body.name };
     for (const part of [shape.string, shape.array, shape.object]) {
       if (part && !Object.isFrozen(part) && part.name === undefined) part.name = name;
@@ -508,11 +617,11 @@ export class SchemaSpace {
     if (has("boolean")) shape.boolean = { true: true, false: true };
     if (has("number") || has("integer")) shape.number = { ...ANY_NUMBER, integer: !has("number") };
     if (has("string")) shape.string = { values: null };
-    const enumValues = s.enum !== undefined ? s.enum : s.const !== undefined ? [s.const] : undefined;
-    if (s.enum !== undefined && s.const !== undefined) bad("const", "both enum and const");
-    if (enumValues !== undefined) this.#enum(shape, enumValues, s.enum !== undefined ? "enum" : "const", bad);
+    const literal = s.enum !== undefined || s.const !== undefined;
+    if (s.enum !== undefined) this.#enum(shape, s.enum, "enum", bad);
+    if (s.const !== undefined) this.#enum(shape, [s.const], "const", bad);
     if (shape.number) shape.number = numbers(shape.number, s, bad);
-    if (has("array") && enumValues === undefined) {
+    if (has("array") && !literal) {
       let items = ANY;
       if (Array.isArray(s.items)) bad("items", "a tuple (a list of item schemas)");
       else if (s.items !== undefined) items = this.#child(s.items, at(path, "items"));
@@ -521,7 +630,7 @@ export class SchemaSpace {
       }
       shape.array = { items, unique: s.uniqueItems === true };
     }
-    if (has("object") && enumValues === undefined) shape.object = this.#object(s, path, bad);
+    if (has("object") && !literal) shape.object = this.#object(s, path, bad);
     return shape;
   }
 
@@ -600,7 +709,11 @@ function withOutside(shape: Shape, outside: OutsideSubset[]): Shape {
 }
 
 /** The shape with more examples and errors; the same object when there are none. */
-function decorate(shape: Shape, examples: JsonValue[] | undefined, outside: OutsideSubset[]): Shape {
+function decorate(
+  shape: Shape,
+  examples: JsonValue[] | undefined,
+  outside: OutsideSubset[],
+): Shape {
   if (!examples && outside.length === 0) return shape;
   const out: Shape = { ...shape };
   if (examples) out.examples = [...examples, ...(shape.examples ?? [])];
@@ -720,7 +833,12 @@ function union(shapes: Shape[], where: Where): Shape {
 }
 
 /** The one part among the alternatives, or any part if one allows all. */
-function single<P>(parts: (P | null)[], isAny: (p: P) => boolean, kind: string, where: Where): P | null {
+function single<P>(
+  parts: (P | null)[],
+  isAny: (p: P) => boolean,
+  kind: string,
+  where: Where,
+): P | null {
   const present = [...new Set(parts.filter((p): p is P => p !== null))];
   if (present.length === 0) return null;
   const any = present.find(isAny);
@@ -729,7 +847,8 @@ function single<P>(parts: (P | null)[], isAny: (p: P) => boolean, kind: string, 
     where.outside.push({
       construct: where.construct,
       path: where.path,
-      detail: `${present.length} ${kind} alternatives (only one ${kind} schema per ${where.construct})`,
+      detail:
+        `${present.length} ${kind} alternatives (only one ${kind} schema per ${where.construct})`,
     });
   }
   return present[0];
@@ -759,11 +878,14 @@ function oneOf(shapes: Shape[], where: Where): Shape {
     const kept = [...count].filter(([, n]) => n === 1).map(([v]) => v);
     out.string = kept.length > 0 ? { values: new Set(kept) } : null;
   }
-  for (const kind of ["number", "array", "object"] as const) {
-    const parts = shapes.filter((s) => s[kind] !== null);
-    if (parts.length > 1) overlap(kind);
-    if (parts.length > 0) (out as unknown as Record<string, unknown>)[kind] = parts[0][kind];
-  }
+  const only = <P>(kind: string, parts: (P | null)[]): P | null => {
+    const present = parts.filter((p): p is P => p !== null);
+    if (present.length > 1) overlap(kind);
+    return present[0] ?? null;
+  };
+  out.number = only("number", shapes.map((s) => s.number));
+  out.array = only("array", shapes.map((s) => s.array));
+  out.object = only("object", shapes.map((s) => s.object));
   const names = new Set(shapes.map((s) => s.name));
   if (names.size === 1) out.name = shapes[0].name;
   return mergeMeta(shapes, out);
@@ -818,14 +940,4 @@ export function normalize(
 ): { shape: Shape; outside: OutsideSubset[] } {
   const shape = new SchemaSpace(options.root ?? schema).shape(schema, "#");
   return { shape, outside: outsideOf(shape) };
-}
-
-/** Whether a shape allows a value of every kind with no constraint (the schema `{}`). */
-export function isAny(shape: Shape): boolean {
-  return shape === ANY ||
-    (shape.null && shape.boolean?.true === true && shape.boolean.false &&
-      shape.number !== null && numberWitness(shape.number) !== undefined &&
-      shape.number.min === -Infinity && shape.number.max === Infinity && !shape.number.integer &&
-      shape.string?.values === null && shape.array !== null && isAnyArray(shape.array) &&
-      shape.object !== null && isAnyObject(shape.object));
 }

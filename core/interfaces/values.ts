@@ -96,6 +96,13 @@ export function accepts(shape: Shape, value: unknown, unlisted: Unlisted = "open
  * cycle (a struct that must contain itself). The search follows each path
  * without revisiting an object part, so a value it finds is finite, and it
  * finds one when there is one.
+ *
+ * @example
+ * ```ts
+ * const w = new Witnesses();
+ * w.of(normalize({ type: "object", properties: { a: { type: "integer", minimum: 1 } }, required: ["a"] }).shape);
+ * // { a: 1 }
+ * ```
  */
 export class Witnesses {
   readonly #unlisted: Unlisted;
@@ -116,7 +123,7 @@ export class Witnesses {
       const n = numberWitness(shape.number);
       if (n !== undefined) return n;
     }
-    if (shape.boolean) return shape.boolean.false;
+    if (shape.boolean) return !shape.boolean.false;
     if (shape.object) {
       const o = this.object(shape.object);
       if (o !== undefined) return o;
@@ -256,7 +263,9 @@ function describeObject(
     `${fieldName(k)}${part.required.has(k) ? "" : "?"}: ${describe(s, inner)}`
   );
   for (const k of part.required) {
-    if (!part.properties.has(k)) fields.push(`${fieldName(k)}: ${describe(additionalOf(part, "open"), inner)}`);
+    if (!part.properties.has(k)) {
+      fields.push(`${fieldName(k)}: ${describe(additionalOf(part, "open"), inner)}`);
+    }
   }
   if (part.additional !== "unlisted" && part.additional !== ANY) {
     fields.push(`[key: string]: ${describe(part.additional, inner)}`);

@@ -190,18 +190,15 @@ const _WRITE_BUDGET = 1 << 20;
 
 /** Host files open in this worker, across processes, and the budget for them. */
 let _hostFiles = 0;
-const _hostFileBudget = _workerBudget();
+let _hostFileBudget = 1024;
 
-/** A quarter of the soft limit of open files, when it can be read, between 64 and 4096. */
-function _workerBudget(): number {
-  try {
-    const limits = Deno.readTextFileSync("/proc/self/limits");
-    const m = limits.match(/^Max open files\s+(\d+)/m);
-    if (m) return Math.max(64, Math.min(4096, Math.floor(Number(m[1]) / 4)));
-  } catch {
-    // Not Linux, or no permission: use the default.
-  }
-  return 1024;
+/**
+ * Sets how many host files this worker may hold open, over all its
+ * processes. The host computes it from its limit of open files (a worker
+ * cannot read that limit with its permissions).
+ */
+export function setHostFileBudget(files: number): void {
+  _hostFileBudget = Math.max(64, Math.floor(files));
 }
 
 /** The state of one process: its descriptor count and its open files. */

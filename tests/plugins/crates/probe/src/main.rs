@@ -366,6 +366,11 @@ fn main() {
                 }));
             reply(&id, document);
         }
+        // The hook of an upgrade: notes what it was told.
+        "rpc.retired" => {
+            let _ = std::fs::write("/state/retired.json", params.to_string());
+            reply(&id, json!({"migrated": true}));
+        }
         "" => eprintln!("probe: a request without a method"),
         other => reply_error(&id, -32601, &format!("probe has no method {other}")),
     }

@@ -1,0 +1,118 @@
+/**
+ * Benchmark worlds: a temporary world with test plugins, a host on it, and
+ * timed calls. Transpiles go to the test cache, so they survive between runs.
+ *
+ * @example
+ * ```ts
+ * import { benchWorld, timedCall } from "./fixture.ts";
+ * await using w = await benchWorld({ probe: "probe" });
+ * const client = w.host.client("console");
+ * const ms = await timedCall(client, "probe.echo");
+ * ```
+ *
+ * @module
+ */
+import type { Client } from "../core/client.ts";
+import { Host, type HostOptions } from "../core/host.ts";
+import { initWorld } from "../core/world.ts";
+import { installPlugin, TEST_CACHE_DIR } from "../tests/world.ts";
+
+export { TEST_CACHE_DIR };
+
+/** The repository root (where `deno.json` and `main.ts` are). */
+export const REPO_ROOT = new URL("../", import.meta.url).pathname;
+
+/** Creates a world in a temporary folder with plugins (world name → test crate). */
+export async function createWorld(plugins: Record<string, string>): Promise<string> {
+  const root = await Deno.makeTempDir({ prefix: "sausage-bench-" });
+  await initWorld(root);
+  for (const [name, crate] of Object.entries(plugins)) await installPlugin(root, name, crate);
+  return root;
+}
+
+/** Removes a world made by {@linkcode createWorld}. */
+export async function removeWorld(root: string): Promise<void> {
+  await Deno.remove(root, { recursive: true }).catch(() => {});
+}
+
+/** Starts a host on a world, with the test cache. */
+export function startHost(root: string, options: Partial<HostOptions> = {}): Promise<Host> {
+  return Host.start({
+    world: root,
+    cacheDir: TEST_CACHE_DIR,
+    onNote: (text) => console.error(`sausage: ${text}`),
+    ...options,
+  });
+}
+
+/** A world with a running host; disposing it stops the host and removes the world. */
+export interface BenchWorld {
+  root: string;
+  host: Host;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Creates a world and starts a host on it. */
+export async function benchWorld(
+  plugins: Record<string, string>,
+  options: Partial<HostOptions> = {},
+): Promise<BenchWorld> {
+  const root = await createWorld(plugins);
+  let host: Host;
+  try {
+    host = await startHost(root, options);
+  } catch (e) {
+    await removeWorld(root);
+    throw e;
+  }
+  return {
+    root,
+    host,
+    async [Symbol.asyncDispose]() {
+      await host.shutdown();
+      await removeWorld(root);
+    },
+  };
+}
+
+/** Raised when a benchmarked call fails: a benchmark of failing calls measures nothing. */
+export class CallFailed extends Error {
+  override name = "CallFailed";
+}
+
+/** Makes a call and returns its result; throws {@linkcode CallFailed} on an error answer. */
+export async function call(
+  client: Client,
+  method: string,
+  params: Record<string, unknown> = {},
+): Promise<unknown> {
+  const response = await client.request(method, params);
+  if (response.error) {
+    throw new CallFailed(`${method}: ${response.error.code} ${response.error.message}`);
+  }
+  return response.result;
+}
+
+/** Makes a call and returns how long it took in milliseconds. */
+export async function timedCall(
+  client: Client,
+  method: string,
+  params: Record<string, unknown> = {},
+): Promise<number> {
+  const start = performance.now();
+  await call(client, method, params);
+  return performance.now() - start;
+}
+
+/** Waits until `check` is true, polling every 5 ms; throws after `ms`. */
+export async function until(
+  check: () => boolean,
+  ms: number,
+  what: string,
+): Promise<void> {
+  const deadline = performance.now() + ms;
+  while (!check()) {
+    if (performance.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * The latency of one call of a trivial method (`probe.echo`), each a fresh
+ * process: from the console, and from another process. In the same rounds,
+ * the baselines: a round trip from a running process to the core, the same
+ * component started straight on a worker pool, and the bare instantiation of
+ * its core modules.
+ *
+ * @module
+ */
+import { median, percentile, summarize } from "../stats.ts";
+import type { Figure } from "../figures.ts";
+import { benchWorld, call, CallFailed } from "../fixture.ts";
+import { pick, type Section } from "../section.ts";
+import { testPlugin } from "../../tests/setup.ts";
+import { instantiateCore, PoolRunner } from "./baselines.ts";
+
+/** The goal for one call, in milliseconds. */
+export const CALL_GOAL_MS = 2;
+
+/** A lock that a process takes and holds until it ends: a core method that answers at once. */
+const ROUND_TRIP = { method: "core.lock", params: { path: "/bench/round-trip", wait: false } };
+
+interface Samples {
+  echo: number[];
+  nested: number[];
+  roundTrip: number[];
+  pool: number[];
+  instantiate: number[];
+}
+
+export const latency: Section = {
+  name: "latency",
+  group: "host",
+  summary: "one call of probe.echo (a fresh process): from the console and from a process",
+  async run(ctx) {
+    const warmup = pick(ctx, 100, 20);
+    const rounds = pick(ctx, 600, 80);
+    await using w = await benchWorld({ probe: "probe" });
+    const client = w.host.client("console");
+    await using pool = await PoolRunner.start(await testPlugin("probe"), w.root);
+
+    const timed = async (method: string, params: Record<string, unknown>, check: Check) => {
+      const start = performance.now();
+      check(await call(client, method, params));
+      return performance.now() - start;
+    };
+    const measure: Record<keyof Samples, () => Promise<number>> = {
+      echo: () => timed("probe.echo", {}, isEmptyObject),
+      nested: () => timed("probe.call", { method: "probe.echo", params: {} }, answered),
+      roundTrip: () => timed("probe.call", ROUND_TRIP, answered),
+      pool: () => pool.request("echo"),
+      instantiate: () => Promise.resolve(instantiateCore(pool.component.modules)),
+    };
+    const kinds = Object.keys(measure) as (keyof Samples)[];
+    /** One measurement of each kind, in an order shuffled per round (the same in every run). */
+    const round = async (i: number, into: Samples | null) => {
+      for (const kind of shuffled(kinds, i)) {
+        const ms = await measure[kind]();
+        into?.[kind].push(ms);
+      }
+    };
+
+    ctx.progress(`latency: ${warmup} warm-up rounds, then ${rounds} rounds of 5 measurements`);
+    for (let i = 0; i < warmup; i++) await round(i, null);
+    // the host's workers ran 5 instances per round, the pool's worker 1: even out the JIT warm-up
+    for (let i = 0; i < warmup * 4; i++) await pool.request("echo");
+    const s: Samples = { echo: [], nested: [], roundTrip: [], pool: [], instantiate: [] };
+    for (let i = 0; i < rounds; i++) await round(i, s);
+
+    const echo = summarize(s.echo);
+    const nested = summarize(s.nested);
+    const roundTrip = summarize(s.roundTrip);
+    const poolRun = summarize(s.pool);
+    const inst = summarize(s.instantiate);
+    const inner = nested.median - echo.median;
+    const innerP99 = nested.p99 - echo.median;
+    const trip = roundTrip.median - echo.median;
+    const paired = s.nested.map((x, i) => x - s.echo[i]);
+    const base = { runs: rounds, warmup };
+    const figures: Figure[] = [
+      {
+        name: "call.console",
+        label: "call from the console",
+        unit: "ms",
+        median: echo.median,
+        p99: echo.p99,
+        goal: { op: "<=", value: CALL_GOAL_MS },
+        method: "host.client('console').request('probe.echo', {}) until its response",
+        samples: s.echo,
+        ...base,
+      },
+      {
+        name: "call.process",
+        label: "call from a process (by difference)",
+        unit: "ms",
+        median: inner,
+        p99: innerP99,
+        goal: { op: "<=", value: CALL_GOAL_MS },
+        method: "median of probe.call {method: probe.echo} minus the median of probe.echo " +
+          "in the same rounds; p99: p99 of probe.call minus the median of probe.echo",
+        samples: s.nested,
+        extra: { outer: nested, pairedMedian: median(paired), pairedP99: percentile(paired, 99) },
+        ...base,
+      },
+      {
+        name: "baseline.round_trip",
+        label: "baseline: process to core round trip",
+        unit: "ms",
+        median: trip,
+        p99: roundTrip.p99 - echo.median,
+        method: "median of probe.call {method: core.lock, wait: false} minus the median of " +
+          "probe.echo: one JSON-RPC request from a running instance, answered by the core at once",
+        samples: s.roundTrip,
+        ...base,
+      },
+      {
+        name: "baseline.pool_run",
+        label: "baseline: fresh instance on the pool alone",
+        unit: "ms",
+        median: poolRun.median,
+        p99: poolRun.p99,
+        method: "WorkerPool.spawn of probe, the world folder at / as `sausage run --dir` " +
+          "gives it, the request on stdin, until the response; no router, no process table, " +
+          "no journal, no /proc",
+        samples: s.pool,
+        ...base,
+      },
+      {
+        name: "baseline.instantiate",
+        label: "baseline: instantiate the core modules",
+        unit: "ms",
+        median: inst.median,
+        p99: inst.p99,
+        method: "new WebAssembly.Instance of each compiled core module of probe, no-op imports, " +
+          "on the main thread: nothing runs",
+        samples: s.instantiate,
+        ...base,
+      },
+      ratio("ratio.console_pool", "call from the console / pool alone", echo.median, poolRun, base),
+      ratio(
+        "ratio.console_instantiate",
+        "call from the console / instantiate",
+        echo.median,
+        inst,
+        base,
+      ),
+      {
+        name: "ratio.process_round_trip",
+        label: "call from a process / round trip",
+        unit: "x",
+        median: inner / trip,
+        ...base,
+      },
+    ];
+    return figures;
+  },
+};
+
+type Check = (result: unknown) => void;
+
+/** A copy of `items` in an order that depends only on `seed` (Fisher-Yates, mulberry32). */
+export function shuffled<T>(items: readonly T[], seed: number): T[] {
+  let state = (seed * 0x9e3779b9) >>> 0;
+  const random = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
+function isEmptyObject(result: unknown): void {
+  if (typeof result !== "object" || result === null || Object.keys(result).length !== 0) {
+    throw new CallFailed(`probe.echo returned ${JSON.stringify(result)}, not {}`);
+  }
+}
+
+/** probe.call returns the response it got: it must be a result, not an error or an EOF. */
+function answered(result: unknown): void {
+  const r = (result as { response?: { result?: unknown; error?: unknown } }).response;
+  if (!r || r.error !== undefined || r.result === undefined) {
+    throw new CallFailed(`the inner call failed: ${JSON.stringify(result)}`);
+  }
+}
+
+function ratio(
+  name: string,
+  label: string,
+  value: number,
+  of: { median: number },
+  base: { runs: number; warmup: number },
+): Figure {
+  return { name, label, unit: "x", median: value / of.median, ...base };
+}

@@ -1,0 +1,100 @@
+/**
+ * Calls per second with 1, 2 and 8 concurrent callers: each caller sends its
+ * next `probe.echo` when its previous one answered, for a fixed duration
+ * after a warm-up.
+ *
+ * @module
+ */
+import type { Client } from "../../core/client.ts";
+import type { Figure } from "../figures.ts";
+import { benchWorld, call } from "../fixture.ts";
+import { pick, type Section } from "../section.ts";
+import { median, ratesPerSecond, summarize } from "../stats.ts";
+
+/** The goal with 8 callers, in calls per second. */
+export const THROUGHPUT_GOAL = 500;
+/** Callers of each measurement. */
+export const CALLERS = [1, 2, 8];
+/** Rates are counted in windows of this length; the figure is their median. */
+const WINDOW_MS = 500;
+
+interface Load {
+  /** Completion times of the calls that ended inside the window. */
+  done: number[];
+  /** Latency of each of those calls. */
+  latency: number[];
+  start: number;
+  end: number;
+}
+
+/** Runs `callers` closed loops of calls from `start` until `end`. */
+async function load(client: Client, callers: number, ms: number): Promise<Load> {
+  const start = performance.now();
+  const end = start + ms;
+  const done: number[] = [];
+  const latency: number[] = [];
+  const loop = async () => {
+    while (performance.now() < end) {
+      const t = performance.now();
+      await call(client, "probe.echo", {});
+      const now = performance.now();
+      if (now <= end) {
+        done.push(now);
+        latency.push(now - t);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: callers }, loop));
+  return { done, latency, start, end };
+}
+
+export const throughput: Section = {
+  name: "throughput",
+  group: "host",
+  summary: "calls per second with 1, 2 and 8 callers, each waiting for its previous answer",
+  async run(ctx) {
+    const warmupMs = pick(ctx, 1000, 300);
+    const durationMs = pick(ctx, 3000, 1000);
+    await using w = await benchWorld({ probe: "probe" });
+    const client = w.host.client("console");
+    const figures: Figure[] = [];
+    for (const callers of CALLERS) {
+      ctx.progress(
+        `throughput: ${callers} caller${callers > 1 ? "s" : ""}, ` +
+          `${warmupMs} ms warm-up, ${durationMs} ms measured`,
+      );
+      await load(client, callers, warmupMs);
+      const l = await load(client, callers, durationMs);
+      const rates = ratesPerSecond(l.done, l.start, l.end, WINDOW_MS);
+      const lat = summarize(l.latency);
+      figures.push({
+        name: `throughput.callers_${callers}`,
+        label: `calls/s, ${callers} caller${callers > 1 ? "s" : ""}`,
+        unit: "calls/s",
+        median: median(rates),
+        runs: rates.length,
+        warmup: Math.round(warmupMs / WINDOW_MS),
+        goal: callers === 8 ? { op: ">=", value: THROUGHPUT_GOAL } : undefined,
+        method: `closed loops of probe.echo for ${durationMs} ms after ${warmupMs} ms of ` +
+          `warm-up; median of the rates in ${WINDOW_MS} ms windows`,
+        samples: rates,
+        extra: {
+          calls: l.done.length,
+          overallPerSecond: (l.done.length * 1000) / durationMs,
+          latencyMs: lat,
+          workers: w.host.pool.workers,
+        },
+      });
+      figures.push({
+        name: `throughput.callers_${callers}.latency`,
+        label: `  latency under ${callers} caller${callers > 1 ? "s" : ""}`,
+        unit: "ms",
+        median: lat.median,
+        p99: lat.p99,
+        runs: lat.n,
+        warmup: 0,
+      });
+    }
+    return figures;
+  },
+};

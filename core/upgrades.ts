@@ -1,0 +1,121 @@
+/**
+ * Upgrades (PROTOCOL 3.7): when a plugin's current version changes, new
+ * calls get the new version at once (see `versions.ts`); each process of an
+ * older version gets its grace period and is then stopped; a service comes
+ * back on the new version when its old process has ended; and when the last
+ * process of an older version has ended, a process of the new version gets
+ * `rpc.retired {"previous": "<sha256>"}`, whose result goes to the journal.
+ *
+ * @module
+ */
+import type { LoadedComponent } from "./components/cache.ts";
+import type { Discovery } from "./discovery.ts";
+import type { Journal } from "./journal.ts";
+import type { Message } from "./jsonrpc.ts";
+import type { Peer, Process } from "./process.ts";
+import type { ProcessManager } from "./processes.ts";
+import type { Services } from "./services.ts";
+
+/** The grace period of a version that declares none, in seconds. */
+export const DEFAULT_GRACE_SECONDS = 60;
+
+const short = (hash: string | undefined) => hash ? hash.slice(0, 12) : "none";
+
+/** Runs upgrades. */
+export class Upgrades {
+  readonly #processes: ProcessManager;
+  readonly #discovery: Discovery;
+  readonly #services: Services;
+  readonly #journal: Journal;
+  readonly #timers = new Set<ReturnType<typeof setTimeout>>();
+
+  constructor(deps: {
+    processes: ProcessManager;
+    discovery: Discovery;
+    services: Services;
+    journal: Journal;
+  }) {
+    this.#processes = deps.processes;
+    this.#discovery = deps.discovery;
+    this.#services = deps.services;
+    this.#journal = deps.journal;
+  }
+
+  /** The grace period of a version: its `x-sausage-grace`, or 60 s. */
+  graceSeconds(hash: string): number {
+    const known = this.#discovery.known(hash);
+    const grace = known?.ok ? known.document["x-sausage-grace"] : undefined;
+    return typeof grace === "number" && Number.isFinite(grace) && grace >= 0
+      ? grace
+      : DEFAULT_GRACE_SECONDS;
+  }
+
+  /** A plugin's current version became `next` (it was `previous`). */
+  upgraded(plugin: string, previous: string | undefined, next: LoadedComponent): void {
+    if (previous === undefined) return; // the first version seen: nothing to retire
+    this.#journal.event(
+      null,
+      plugin,
+      `upgrade ${plugin}: ${short(previous)} → ${short(next.hash)}`,
+    );
+    this.#discovery.discover(plugin, next).catch(() => {}); // for the graph and the next upgrade
+    const old = this.#processes.list().filter((p) =>
+      p.plugin === plugin && p.version !== next.hash
+    );
+    const byVersion = new Map<string, Process[]>();
+    for (const p of old) byVersion.set(p.version, [...(byVersion.get(p.version) ?? []), p]);
+    for (const [version, processes] of byVersion) {
+      const grace = this.graceSeconds(version);
+      for (const p of processes) {
+        this.#services.restartWhenEnded(p);
+        const timer = setTimeout(() => {
+          this.#timers.delete(timer);
+          this.#processes.stop(p, `upgrade of ${plugin}: its grace period of ${grace} s ended`);
+        }, grace * 1000);
+        this.#timers.add(timer);
+        p.ended.then(() => clearTimeout(timer));
+      }
+      Promise.all(processes.map((p) => p.ended)).then(() => this.#retire(plugin, version, next));
+    }
+    if (!byVersion.has(previous)) this.#retire(plugin, previous, next);
+  }
+
+  /** Stops the grace timers (host shutdown stops the processes anyway). */
+  close(): void {
+    for (const t of this.#timers) clearTimeout(t);
+    this.#timers.clear();
+  }
+
+  /** The last process of `previous` has ended: tell the current version. */
+  async #retire(plugin: string, previous: string, next: LoadedComponent): Promise<void> {
+    if (!this.#processes.accepting) return;
+    const answered = Promise.withResolvers<Message>();
+    const core: Peer = { name: "core", alive: true, deliver: (m) => answered.resolve(m) };
+    try {
+      await this.#processes.start({
+        plugin,
+        method: "rpc.retired",
+        params: { previous },
+        parent: null,
+        origin: { peer: core, id: 1 },
+        component: next,
+      });
+    } catch (e) {
+      this.#journal.event(
+        null,
+        plugin,
+        `rpc.retired of ${plugin} not called: ${(e as Error).message}`,
+      );
+      return;
+    }
+    const answer = await answered.promise;
+    const text = "error" in answer && answer.error
+      ? `error ${answer.error.code}: ${answer.error.message}`
+      : JSON.stringify("result" in answer ? answer.result : null);
+    this.#journal.event(
+      null,
+      plugin,
+      `rpc.retired {"previous": "${short(previous)}…"} of ${plugin}: ${text}`,
+    );
+  }
+}
