@@ -39,32 +39,43 @@ const glues = new Map<string, Promise<Glue>>();
 const instances = new Map<string, Instance>();
 const pending = new Map<string, Pending>();
 let flushQueued = false;
+let flushTimer: ReturnType<typeof setTimeout> | undefined;
 
 function post(message: FromWorker): void {
   self.postMessage(message);
 }
 
-function pendingFor(pid: string): Pending {
+/**
+ * The batch of a process. Messages go out at the end of the current
+ * microtask turn (a caller waits for them); log lines wait for the next task,
+ * so that a process that logs a lot sends one batch, not one post per line.
+ */
+function pendingFor(pid: string, urgent: boolean): Pending {
   let p = pending.get(pid);
   if (!p) {
     p = { messages: [], discarded: 0, lines: [], dropped: 0 };
     pending.set(pid, p);
   }
-  if (!flushQueued) {
+  if (urgent && !flushQueued) {
     flushQueued = true;
     queueMicrotask(flush);
+  } else if (!urgent && !flushTimer) {
+    flushTimer = setTimeout(flush, 0);
   }
   return p;
 }
 
 function flush(): void {
   flushQueued = false;
+  if (flushTimer) clearTimeout(flushTimer);
+  flushTimer = undefined;
   for (const [pid, p] of pending) {
-    if (p.messages.length > 0 || p.discarded > 0) {
-      post({ t: "stdout", pid, messages: p.messages, discarded: p.discarded });
-    }
+    // logs first: a line logged before an answer is journaled before the answer is routed
     if (p.lines.length > 0 || p.dropped > 0) {
       post({ t: "stderr", pid, lines: p.lines, dropped: p.dropped });
+    }
+    if (p.messages.length > 0 || p.discarded > 0) {
+      post({ t: "stdout", pid, messages: p.messages, discarded: p.discarded });
     }
   }
   pending.clear();
@@ -82,10 +93,10 @@ const host: InstanceHost = {
   },
   output(pid: string): OutputPort {
     return {
-      message: (m) => pendingFor(pid).messages.push(m),
-      discarded: () => pendingFor(pid).discarded++,
-      logLine: (line) => pendingFor(pid).lines.push(line),
-      logDropped: (n) => pendingFor(pid).dropped += n,
+      message: (m) => pendingFor(pid, true).messages.push(m),
+      discarded: () => pendingFor(pid, false).discarded++,
+      logLine: (line) => pendingFor(pid, false).lines.push(line),
+      logDropped: (n) => pendingFor(pid, false).dropped += n,
     };
   },
   raw(pid, fd, data) {
