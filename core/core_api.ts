@@ -7,6 +7,7 @@
 import { ErrorCode, type Id, RpcError } from "./jsonrpc.ts";
 import { type Journal, type LogQuery, QueryError } from "./journal.ts";
 import type { LockTable } from "./locks.ts";
+import type { Activation, ActivationItem } from "./activation.ts";
 import type { Peer } from "./process.ts";
 import type { ProcessManager } from "./processes.ts";
 import { NO_ANSWER, type Router } from "./router.ts";
@@ -17,6 +18,7 @@ export interface CoreApiDeps {
   router: Router;
   locks: LockTable;
   journal: Journal;
+  activation: Activation;
   /** `core.exit`: stop the host with exit code 75. */
   requestExit: () => void;
 }
@@ -68,6 +70,8 @@ export class CoreApi {
       lock: (caller, p) => this.#lock(caller, p),
       unlock: (caller, p) => this.#unlock(caller, p),
       log: (_caller, p) => this.#log(p),
+      activate: (_caller, p) => this.#activate(p),
+      revert: (_caller, p) => this.#revert(p),
       exit: () => this.#exit(),
     };
   }
@@ -169,6 +173,40 @@ export class CoreApi {
       if (e instanceof QueryError) throw invalid(`core.log: ${e.message}`);
       throw e;
     }
+  }
+
+  #activate(p: Params) {
+    const force = optionalBoolean(p, "force", "activate") ?? false;
+    let items: ActivationItem[];
+    if (p.plugins !== undefined) {
+      if (p.plugin !== undefined || p.wasm !== undefined) {
+        throw invalid(`core.activate takes "plugin" and "wasm", or "plugins", not both`);
+      }
+      if (!Array.isArray(p.plugins) || p.plugins.length === 0) {
+        throw invalid(`core.activate: "plugins" must be a non-empty list of {plugin, wasm}`);
+      }
+      items = p.plugins.map((item, i) => {
+        if (typeof item !== "object" || item === null) {
+          throw invalid(`core.activate: plugins[${i}] must be {plugin, wasm}`);
+        }
+        const o = item as Params;
+        return {
+          plugin: requireString(o, "plugin", "activate"),
+          wasm: requireString(o, "wasm", "activate"),
+        };
+      });
+    } else {
+      items = [{
+        plugin: requireString(p, "plugin", "activate"),
+        wasm: requireString(p, "wasm", "activate"),
+      }];
+    }
+    return this.#d.activation.activate(items, force);
+  }
+
+  #revert(p: Params) {
+    const force = optionalBoolean(p, "force", "revert") ?? false;
+    return this.#d.activation.revert(requireString(p, "plugin", "revert"), force);
   }
 
   #exit() {

@@ -10,6 +10,8 @@ import { ComponentCache } from "./components/cache.ts";
 import { CoreApi } from "./core_api.ts";
 import { CoreFiles } from "./files.ts";
 import { Discovery } from "./discovery.ts";
+import { Graph } from "./graph.ts";
+import { Activation } from "./activation.ts";
 import { FileSystemServer } from "../vfs/mod.ts";
 import { Journal } from "./journal.ts";
 import { LockTable } from "./locks.ts";
@@ -52,6 +54,8 @@ export class Host {
   readonly versions: PluginVersions;
   readonly discovery: Discovery;
   readonly services: Services;
+  readonly graph: Graph;
+  readonly activation: Activation;
   readonly upgrades: Upgrades;
   readonly router: Router;
   readonly core: CoreApi;
@@ -95,6 +99,7 @@ export class Host {
       locks: this.locks,
       journal: this.journal,
       worldRoot: world.root,
+      graph: () => this.graph.view,
       discover: (plugin) => {
         const version = this.versions.known(plugin);
         const outcome = version && this.discovery.known(version.hash);
@@ -129,8 +134,26 @@ export class Host {
       services: this.services,
       journal: this.journal,
     });
-    this.versions.onChange = (plugin, previous, next) =>
+    this.graph = new Graph({
+      world,
+      versions: this.versions,
+      discovery: this.discovery,
+      journal: this.journal,
+    });
+    this.activation = new Activation({
+      world,
+      files: this.files,
+      versions: this.versions,
+      discovery: this.discovery,
+      graph: this.graph,
+      journal: this.journal,
+    });
+    this.versions.onChange = (plugin, previous, next) => {
       this.upgrades.upgraded(plugin, previous, next);
+      if (previous !== undefined) {
+        this.discovery.discover(plugin, next).then(() => this.graph.update()).catch(() => {});
+      }
+    };
     this.router = new Router(this.processes, this.journal);
     const exit = Promise.withResolvers<number>();
     this.exitRequested = exit.promise;
@@ -140,6 +163,7 @@ export class Host {
       router: this.router,
       locks: this.locks,
       journal: this.journal,
+      activation: this.activation,
       requestExit: () => this.#requestExit(EXIT_CODE_CORE_EXIT),
     });
     this.router.core = this.core;
@@ -162,6 +186,7 @@ export class Host {
       throw e;
     }
     host.journal.event(null, null, `host start: world ${world.root}, pid ${Deno.pid}`);
+    for (const note of await host.activation.recover()) host.onNote(note);
     await Deno.mkdir(world.pluginsDir, { recursive: true });
     host.#watcher = new PluginWatcher(world, host.versions, host.journal);
     host.discovered = host.#discoverAll();
@@ -215,6 +240,7 @@ export class Host {
         this.journal.event(null, plugin, `discovery of ${plugin} failed: ${(e as Error).message}`);
       }
     }
+    if (this.processes.accepting) await this.graph.update();
   }
 
   async #startServices(note: (text: string) => void): Promise<void> {

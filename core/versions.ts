@@ -51,9 +51,9 @@ export class PluginVersions {
     return this.#seen.get(plugin)?.component;
   }
 
-  /** Loads any component file (for example an activation's copy). */
-  async load(path: string, label: string): Promise<LoadedComponent> {
-    return await this.#cache.load(await Deno.readFile(path), label);
+  /** Loads any component (for example an activation's copy); `label` names it in errors. */
+  async load(bytes: Uint8Array, label: string): Promise<LoadedComponent> {
+    return await this.#cache.load(bytes, label);
   }
 
   /** Forgets a plugin whose file is gone. */

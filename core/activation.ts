@@ -1,0 +1,331 @@
+/**
+ * Activation (PROTOCOL section 10.3): a new plugin version becomes current
+ * only if every import still fits.
+ *
+ * 1. The file is read once; every later step uses these bytes.
+ * 2. The new version is discovered in a process of its own.
+ * 3. The current documents of all plugins are gathered.
+ * 4. The imports of the new version are checked against the providers, and
+ *    5. every consumer against the new version (`force` skips both).
+ * 6. The copy becomes `plugin.wasm`, the old version `plugin.prev.wasm`, and
+ *    the upgrade starts (3.7).
+ *
+ * Files change by renames only, so `plugin.wasm` is always a whole file, old
+ * or new, even if the host dies in the middle; a record in
+ * `state/core/activation.json` lets the next start say what it found.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import type { LoadedComponent } from "./components/cache.ts";
+import { sha256Hex } from "./components/cache.ts";
+import type { Discovery } from "./discovery.ts";
+import type { CoreFiles } from "./files.ts";
+import type { Graph } from "./graph.ts";
+import { checkWorld, renderRejection } from "./interfaces/mod.ts";
+import type { Journal } from "./journal.ts";
+import { ErrorCode, RpcError } from "./jsonrpc.ts";
+import { pluginNameProblem } from "./names.ts";
+import type { PluginVersions } from "./versions.ts";
+import type { World } from "./world.ts";
+
+/** One plugin to activate. */
+export interface ActivationItem {
+  plugin: string;
+  /** The new file, as a process sees it (`/state/cargo/builds/7/notes.wasm`). */
+  wasm: string;
+}
+
+interface Prepared {
+  plugin: string;
+  bytes: Uint8Array;
+  component: LoadedComponent;
+  document: Record<string, unknown>;
+  current: string | undefined;
+}
+
+interface Record_ {
+  started: string;
+  plugins: { plugin: string; from: string | null; to: string }[];
+}
+
+async function* readDirOrNothing(path: string): AsyncIterable<Deno.DirEntry> {
+  try {
+    yield* Deno.readDir(path);
+  } catch {
+    // no folder: nothing was left there
+  }
+}
+
+const short = (hash: string | null | undefined) => (hash ? hash.slice(0, 12) : "none");
+
+function rejected(message: string, data: Record<string, unknown>): RpcError {
+  return new RpcError(ErrorCode.ActivationRejected, message, data);
+}
+
+/** Runs activations, one at a time. */
+export class Activation {
+  readonly #world: World;
+  readonly #files: CoreFiles;
+  readonly #versions: PluginVersions;
+  readonly #discovery: Discovery;
+  readonly #graph: Graph;
+  readonly #journal: Journal;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(deps: {
+    world: World;
+    files: CoreFiles;
+    versions: PluginVersions;
+    discovery: Discovery;
+    graph: Graph;
+    journal: Journal;
+  }) {
+    this.#world = deps.world;
+    this.#files = deps.files;
+    this.#versions = deps.versions;
+    this.#discovery = deps.discovery;
+    this.#graph = deps.graph;
+    this.#journal = deps.journal;
+  }
+
+  get #recordPath(): string {
+    return join(this.#world.coreStateDir, "activation.json");
+  }
+
+  /** `core.activate`: the new documents by plugin. */
+  activate(items: ActivationItem[], force: boolean): Promise<Record<string, unknown>> {
+    return this.#serial(() =>
+      this.#activate(items.map((i) => ({ ...i, read: () => this.#read(i.wasm) })), force)
+    );
+  }
+
+  /** `core.revert`: activates `plugin.prev.wasm`; the current version becomes the previous. */
+  revert(plugin: string, force: boolean): Promise<Record<string, unknown>> {
+    const problem = pluginNameProblem(plugin);
+    if (problem) throw new RpcError(ErrorCode.InvalidParams, `core.revert: ${problem}`);
+    const prev = join(this.#world.pluginDir(plugin), "plugin.prev.wasm");
+    return this.#serial(() =>
+      this.#activate([{
+        plugin,
+        wasm: `/plugins/${plugin}/plugin.prev.wasm`,
+        read: async () => {
+          try {
+            return await Deno.readFile(prev);
+          } catch {
+            throw new RpcError(
+              ErrorCode.InvalidParams,
+              `core.revert: ${plugin} has no previous version (no plugins/${plugin}/plugin.prev.wasm)`,
+            );
+          }
+        },
+      }], force)
+    );
+  }
+
+  /**
+   * At start: if a host died during an activation, says what each plugin is
+   * on now, and removes what was left half-done.
+   */
+  async recover(): Promise<string[]> {
+    let record: Record_;
+    try {
+      record = JSON.parse(await Deno.readTextFile(this.#recordPath));
+    } catch {
+      return [];
+    }
+    const notes: string[] = [];
+    for (const p of record.plugins) {
+      let now: string | null = null;
+      try {
+        now = await sha256Hex(await Deno.readFile(this.#world.pluginWasm(p.plugin)));
+      } catch {
+        // no plugin.wasm: the plugin was new and its activation never finished
+      }
+      const which = now === p.to
+        ? "its new version"
+        : now === p.from
+        ? "its old version"
+        : now === null
+        ? "no version"
+        : "another version";
+      notes.push(
+        `an activation started at ${record.started} was interrupted: ${p.plugin} is on ${which} (${
+          short(now)
+        })`,
+      );
+      for await (const e of readDirOrNothing(this.#world.pluginDir(p.plugin))) {
+        if (e.name.startsWith(".activating-")) {
+          await Deno.remove(join(this.#world.pluginDir(p.plugin), e.name)).catch(() => {});
+        }
+      }
+    }
+    await Deno.remove(this.#recordPath).catch(() => {});
+    for (const n of notes) this.#journal.event(null, null, n);
+    return notes;
+  }
+
+  #serial<T>(job: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(job, job);
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  /** Reads a file as the caller sees it: in the world, or in `/run`. */
+  async #read(path: string): Promise<Uint8Array> {
+    if (typeof path !== "string" || !path.startsWith("/")) {
+      throw new RpcError(
+        ErrorCode.InvalidParams,
+        `"wasm" must be an absolute path in the world, such as /state/cargo/builds/7/notes.wasm`,
+      );
+    }
+    const inRun = path === "/run" || path.startsWith("/run/");
+    if (path.startsWith("/proc/") || path.startsWith("/self/")) {
+      throw new RpcError(
+        ErrorCode.InvalidParams,
+        `"wasm" cannot be in /proc or /self (${path}): copy it to /state first`,
+      );
+    }
+    const layer = inRun ? this.#files.run : this.#files.world;
+    const inner = inRun ? path.slice(4) || "/" : path;
+    try {
+      const handle = layer.open(inner, { read: true });
+      try {
+        const size = handle.stat().size;
+        const bytes = new Uint8Array(size);
+        let at = 0;
+        while (at < size) {
+          const n = handle.read(bytes.subarray(at), at);
+          if (n === 0) break;
+          at += n;
+        }
+        return bytes.subarray(0, at);
+      } finally {
+        handle.close();
+      }
+    } catch (e) {
+      throw new RpcError(ErrorCode.InvalidParams, `cannot read ${path}: ${(e as Error).message}`);
+    }
+  }
+
+  async #activate(
+    items: (ActivationItem & { read: () => Promise<Uint8Array> })[],
+    force: boolean,
+  ): Promise<Record<string, unknown>> {
+    const names = items.map((i) => i.plugin);
+    if (new Set(names).size !== names.length) {
+      throw new RpcError(ErrorCode.InvalidParams, `a plugin appears twice: ${names.join(", ")}`);
+    }
+    for (const name of names) {
+      const problem = pluginNameProblem(name);
+      if (problem) throw new RpcError(ErrorCode.InvalidParams, `core.activate: ${problem}`);
+    }
+    const prepared: Prepared[] = [];
+    for (const item of items) prepared.push(await this.#prepare(item.plugin, await item.read()));
+    const changing = prepared.filter((p) => p.component.hash !== p.current);
+    const documents = Object.fromEntries(prepared.map((p) => [p.plugin, p.document]));
+    if (changing.length === 0) return documents; // the same versions: nothing changes
+
+    if (!force) {
+      const world = await this.#graph.documents();
+      for (const p of changing) world.set(p.plugin, p.document as never);
+      const check = checkWorld(world, { only: changing.map((p) => p.plugin) });
+      // an unavailable provider cannot be checked and does not block (10.3, step 3)
+      const failing = check.imports.filter((i) => i.status === "broken" || i.status === "missing");
+      if (failing.length > 0) {
+        const message = renderRejection(changing.map((p) => p.plugin), failing);
+        this.#journal.event(null, null, `activation rejected: ${message.replaceAll("\n", " ")}`);
+        throw rejected(message, {
+          problems: failing.flatMap((i) =>
+            i.status === "missing"
+              ? [{
+                kind: "missing-provider",
+                consumer: i.consumer,
+                provider: i.provider,
+                text: `${i.provider} does not exist`,
+              }]
+              : i.problems
+          ),
+        });
+      }
+    }
+    await this.#install(changing);
+    for (const p of changing) {
+      this.#journal.event(
+        null,
+        p.plugin,
+        `activated ${p.plugin}: ${short(p.current)} → ${short(p.component.hash)}${
+          force ? " (forced)" : ""
+        }`,
+      );
+      await this.#versions.current(p.plugin); // the new version is current: the upgrade starts
+    }
+    this.#graph.update().catch(() => {});
+    return documents;
+  }
+
+  async #prepare(plugin: string, bytes: Uint8Array): Promise<Prepared> {
+    let component: LoadedComponent;
+    try {
+      component = await this.#versions.load(bytes, `the new ${plugin}`);
+    } catch (e) {
+      throw rejected(`${plugin} was not activated: ${(e as Error).message}`, { problems: [] });
+    }
+    const found = await this.#discovery.discover(plugin, component);
+    if (!found.ok) {
+      throw rejected(
+        `${plugin} was not activated: the discovery of the new version failed: ${found.reason}`,
+        { problems: [] },
+      );
+    }
+    let current: string | undefined;
+    if (await this.#world.hasPlugin(plugin)) {
+      try {
+        current = (await this.#versions.current(plugin)).hash;
+      } catch {
+        // the current file cannot run: any new version is better
+      }
+    }
+    return { plugin, bytes, component, document: found.document, current };
+  }
+
+  /** Writes the new files by renames only, with a record for a host that dies meanwhile. */
+  async #install(changing: Prepared[]): Promise<void> {
+    const record: Record_ = {
+      started: new Date().toISOString(),
+      plugins: changing.map((p) => ({
+        plugin: p.plugin,
+        from: p.current ?? null,
+        to: p.component.hash,
+      })),
+    };
+    await Deno.writeTextFile(this.#recordPath, JSON.stringify(record, null, 2));
+    const staged: { p: Prepared; dir: string; tmp: string }[] = [];
+    try {
+      for (const p of changing) {
+        const dir = this.#world.pluginDir(p.plugin);
+        await Deno.mkdir(dir, { recursive: true });
+        const tmp = join(dir, `.activating-${crypto.randomUUID()}.wasm`);
+        await Deno.writeFile(tmp, p.bytes);
+        staged.push({ p, dir, tmp });
+      }
+      for (const { p, dir, tmp } of staged) {
+        const current = join(dir, "plugin.wasm");
+        if (p.current !== undefined) {
+          const prevTmp = join(dir, `.activating-${crypto.randomUUID()}.prev`);
+          await Deno.copyFile(current, prevTmp);
+          await Deno.rename(prevTmp, join(dir, "plugin.prev.wasm"));
+        }
+        await Deno.rename(tmp, current); // atomic: plugin.wasm is the old or the new file
+      }
+    } catch (e) {
+      for (const { tmp } of staged) await Deno.remove(tmp).catch(() => {});
+      throw new RpcError(
+        ErrorCode.ServerError,
+        `the activation could not write the plugin files: ${(e as Error).message}`,
+      );
+    } finally {
+      await Deno.remove(this.#recordPath).catch(() => {});
+    }
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * The graph (PROTOCOL section 10.4): the plugins, their imports, and the
+ * result of each compatibility check, from the `rpc.discover` documents of
+ * the current versions. `/proc/core/graph.json` and `graph.dot` show it; an
+ * import that breaks (after a copy by hand, which skips the checks) is
+ * written to the journal.
+ *
+ * @module
+ */
+import type { Discovery } from "./discovery.ts";
+import {
+  checkWorld,
+  type ImportResult,
+  type OpenRpcDocument,
+  type WorldEntry,
+} from "./interfaces/mod.ts";
+import type { Journal } from "./journal.ts";
+import type { PluginVersions } from "./versions.ts";
+import type { World } from "./world.ts";
+
+/** One plugin in the graph. */
+export interface GraphPlugin {
+  /** sha256 of the current plugin.wasm, when it was loaded. */
+  version: string | null;
+  /** `ok`, or why the plugin is unavailable (its discovery failed or is not done yet). */
+  discovery: string;
+  /** Its imports by provider. */
+  imports: Record<
+    string,
+    { status: string; methods: string[]; problems: string[]; detail?: string }
+  >;
+}
+
+/** `/proc/core/graph.json`. */
+export interface GraphView {
+  plugins: Record<string, GraphPlugin>;
+  /** How many imports have each status. */
+  counts: Record<string, number>;
+}
+
+/** Keeps the graph of a world. */
+export class Graph {
+  readonly #world: World;
+  readonly #versions: PluginVersions;
+  readonly #discovery: Discovery;
+  readonly #journal: Journal;
+  #view: GraphView = { plugins: {}, counts: {} };
+  #broken = new Set<string>();
+
+  constructor(
+    deps: { world: World; versions: PluginVersions; discovery: Discovery; journal: Journal },
+  ) {
+    this.#world = deps.world;
+    this.#versions = deps.versions;
+    this.#discovery = deps.discovery;
+    this.#journal = deps.journal;
+  }
+
+  /** The graph as last computed. */
+  get view(): GraphView {
+    return this.#view;
+  }
+
+  /**
+   * The current documents of all plugins: each current version is loaded and
+   * discovered (waiting for discoveries in progress).
+   */
+  async documents(): Promise<Map<string, WorldEntry>> {
+    const documents = new Map<string, WorldEntry>();
+    for (const plugin of await this.#world.plugins()) {
+      try {
+        const version = await this.#versions.current(plugin);
+        const found = await this.#discovery.discover(plugin, version);
+        documents.set(
+          plugin,
+          found.ok ? found.document as OpenRpcDocument : { unavailable: found.reason },
+        );
+      } catch (e) {
+        documents.set(plugin, { unavailable: (e as Error).message });
+      }
+    }
+    return documents;
+  }
+
+  /** Computes the graph anew, and journals each import that broke since the last time. */
+  async update(): Promise<GraphView> {
+    const documents = await this.documents();
+    const check = checkWorld(documents);
+    const plugins: Record<string, GraphPlugin> = {};
+    for (const [name, entry] of documents) {
+      plugins[name] = {
+        version: this.#versions.known(name)?.hash ?? null,
+        discovery: typeof entry === "object" && "unavailable" in entry
+          ? `unavailable: ${entry.unavailable}`
+          : "ok",
+        imports: {},
+      };
+    }
+    const broken = new Set<string>();
+    for (const i of check.imports) {
+      plugins[i.consumer] ??= { version: null, discovery: "ok", imports: {} };
+      plugins[i.consumer].imports[i.provider] = {
+        status: i.status,
+        methods: i.methods,
+        problems: i.problems.map((p) => p.text),
+        ...(i.detail ? { detail: i.detail } : {}),
+      };
+      if (i.status === "broken" || i.status === "missing") {
+        const key = `${i.consumer}→${i.provider}`;
+        broken.add(key);
+        if (!this.#broken.has(key)) this.#journal.event(null, i.consumer, brokenText(i));
+      }
+    }
+    this.#broken = broken;
+    this.#view = { plugins, counts: check.counts };
+    return this.#view;
+  }
+}
+
+function brokenText(i: ImportResult): string {
+  if (i.status === "missing") {
+    return `broken import: ${i.consumer} imports ${i.provider}, which does not exist`;
+  }
+  return `broken import: ${i.consumer} imports ${i.provider}: ${
+    i.problems.map((p) => p.text).join(" ")
+  }`;
+}

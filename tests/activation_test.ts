@@ -1,0 +1,173 @@
+/**
+ * Activation, revert and the graph (PROTOCOL 10.3 and 10.4), with versions
+ * of `notes` and `agent` that differ in their interfaces
+ * (tests/plugins/crates/iface).
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { sha256Hex } from "../core/components/cache.ts";
+import { Host } from "../core/host.ts";
+import { testPlugin } from "./setup.ts";
+import { eventually, startWorld, TEST_CACHE_DIR, type TestWorld } from "./world.ts";
+
+async function stage(w: TestWorld, crate: string): Promise<string> {
+  const path = `/state/builds/${crate}.wasm`;
+  await Deno.mkdir(join(w.root, "state", "builds"), { recursive: true });
+  await Deno.copyFile(await testPlugin(crate), join(w.root, path));
+  return path;
+}
+
+async function hashOf(w: TestWorld, file: string): Promise<string> {
+  return await sha256Hex(await Deno.readFile(join(w.root, "plugins", "notes", file)));
+}
+
+async function world(): Promise<TestWorld> {
+  return await startWorld({ plugins: { probe: "probe", notes: "notes_v1", agent: "agent_v1" } });
+}
+
+Deno.test("the graph shows plugins, imports and the result of each check", async () => {
+  await using w = await world();
+  const graph = JSON.parse(
+    ((await w.call("probe.read_file", { path: "/proc/core/graph.json" })) as { text: string }).text,
+  );
+  assert.equal(graph.plugins.agent.imports.notes.status, "ok");
+  assert.deepEqual(graph.plugins.agent.imports.notes.methods, ["add"]);
+  assert.match(graph.plugins.probe.discovery, /^ok$/);
+  const dot =
+    ((await w.call("probe.read_file", { path: "/proc/core/graph.dot" })) as { text: string }).text;
+  assert.match(dot, /"agent" -> "notes";/);
+});
+
+Deno.test("a breaking version is rejected with -32003, the counterexample, and nothing changes", async () => {
+  await using w = await world();
+  const before = await hashOf(w, "plugin.wasm");
+  const r = await w.request("core.activate", { plugin: "notes", wasm: await stage(w, "notes_v3") });
+  assert.equal(r.error?.code, -32003);
+  assert.match(r.error!.message, /^notes was not activated: 1 consumer breaks\./);
+  assert.match(r.error!.message, /agent imports notes\.add\(text: string\)/);
+  assert.match(r.error!.message, /Counterexample: \{"text": ?"milk"\}/);
+  assert.ok((r.error!.data as { problems: unknown[] }).problems.length >= 1);
+  assert.equal(await hashOf(w, "plugin.wasm"), before);
+  await assert.rejects(Deno.stat(join(w.root, "plugins", "notes", "plugin.prev.wasm")));
+});
+
+Deno.test("a compatible version is activated: the copy becomes plugin.wasm, the old one plugin.prev.wasm", async () => {
+  await using w = await world();
+  const v1 = await hashOf(w, "plugin.wasm");
+  const r = await w.request("core.activate", { plugin: "notes", wasm: await stage(w, "notes_v2") });
+  assert.equal(r.error, undefined, r.error?.message);
+  const documents = r.result as Record<string, { info: { version: string } }>;
+  assert.equal(documents.notes.info.version, "2");
+  assert.equal(await hashOf(w, "plugin.prev.wasm"), v1);
+  assert.deepEqual(await w.call("notes.add", { text: "milk" }), { count: 2, total: 2 });
+  assert.equal(w.host.journal.query({ grep: "^activated notes" }).length, 1);
+
+  // the same version again changes nothing
+  const again = await w.request("core.activate", {
+    plugin: "notes",
+    wasm: "/state/builds/notes_v2.wasm",
+  });
+  assert.equal(again.error, undefined);
+  assert.equal(await hashOf(w, "plugin.prev.wasm"), v1);
+
+  // revert: the previous version comes back, the current one becomes the previous
+  const v2 = await hashOf(w, "plugin.wasm");
+  const reverted = await w.request("core.revert", { plugin: "notes" });
+  assert.equal(reverted.error, undefined, reverted.error?.message);
+  assert.equal(await hashOf(w, "plugin.wasm"), v1);
+  assert.equal(await hashOf(w, "plugin.prev.wasm"), v2);
+  assert.deepEqual(await w.call("notes.add", { text: "milk" }), { count: 1 });
+});
+
+Deno.test("two plugins activated together are checked as a set", async () => {
+  await using w = await world();
+  const r = await w.request("core.activate", {
+    plugins: [
+      { plugin: "notes", wasm: await stage(w, "notes_v3") },
+      { plugin: "agent", wasm: await stage(w, "agent_v2") },
+    ],
+  });
+  assert.equal(r.error, undefined, r.error?.message);
+  assert.deepEqual(await w.call("notes.add", { body: "milk" }), { count: 3 });
+  await eventually(() => w.host.graph.view.plugins.agent?.imports.notes?.status === "ok");
+});
+
+Deno.test("force skips the checks; the graph and the journal then show the broken import", async () => {
+  await using w = await world();
+  const r = await w.request("core.activate", {
+    plugin: "notes",
+    wasm: await stage(w, "notes_v3"),
+    force: true,
+  });
+  assert.equal(r.error, undefined);
+  await eventually(() => w.host.graph.view.plugins.agent?.imports.notes?.status === "broken");
+  assert.equal(w.host.journal.query({ grep: "^broken import: agent imports notes" }).length, 1);
+});
+
+Deno.test("a copy by hand skips the checks: the watcher updates the graph and journals the broken import", async () => {
+  await using w = await world();
+  await Deno.copyFile(
+    await testPlugin("notes_v3"),
+    join(w.root, "plugins", "notes", "plugin.wasm"),
+  );
+  await eventually(
+    () => w.host.graph.view.plugins.agent?.imports.notes?.status === "broken",
+    10_000,
+  );
+  const graph = JSON.parse(
+    ((await w.call("probe.read_file", { path: "/proc/core/graph.json" })) as { text: string }).text,
+  );
+  assert.match(graph.plugins.agent.imports.notes.problems.join(" "), /"text"/);
+  await eventually(() =>
+    w.host.journal.query({ grep: "^broken import: agent imports notes" }).length === 1
+  );
+});
+
+Deno.test("bad activations: not a component, a missing file, bad params, nothing to revert", async () => {
+  await using w = await world();
+  await Deno.writeTextFile(join(w.root, "state", "junk.wasm"), "not wasm at all");
+  const junk = await w.request("core.activate", { plugin: "notes", wasm: "/state/junk.wasm" });
+  assert.equal(junk.error?.code, -32003);
+  assert.match(junk.error!.message, /not WebAssembly/);
+  const missing = await w.request("core.activate", { plugin: "notes", wasm: "/state/none.wasm" });
+  assert.equal(missing.error?.code, -32602);
+  const relative = await w.request("core.activate", { plugin: "notes", wasm: "state/x.wasm" });
+  assert.equal(relative.error?.code, -32602);
+  const name = await w.request("core.activate", { plugin: "Bad", wasm: "/state/junk.wasm" });
+  assert.equal(name.error?.code, -32602);
+  const nothing = await w.request("core.revert", { plugin: "notes" });
+  assert.equal(nothing.error?.code, -32602);
+  assert.match(nothing.error!.message, /no previous version/);
+  const unavailable = await w.request("core.activate", {
+    plugin: "probe2",
+    wasm: await stage(w, "probe"),
+  });
+  // the probe answers rpc.discover: a new plugin can be activated from nothing
+  assert.equal(unavailable.error, undefined, unavailable.error?.message);
+  assert.ok((await Deno.stat(join(w.root, "plugins", "probe2", "plugin.wasm"))).isFile);
+});
+
+Deno.test("a host that died during an activation says at the next start what it found", async () => {
+  const w = await world();
+  const root = w.root;
+  const v1 = await hashOf(w, "plugin.wasm");
+  await w.host.shutdown();
+  await Deno.writeTextFile(
+    join(root, "state", "core", "activation.json"),
+    JSON.stringify({
+      started: "2026-01-01T00:00:00Z",
+      plugins: [{ plugin: "notes", from: v1, to: "f".repeat(64) }],
+    }),
+  );
+  await Deno.writeTextFile(join(root, "plugins", "notes", ".activating-leftover.wasm"), "half");
+  const again = await Host.start({ world: root, cacheDir: TEST_CACHE_DIR, services: false });
+  try {
+    const found = again.journal.query({ grep: "was interrupted: notes is on its old version" });
+    assert.equal(found.length, 1);
+    await assert.rejects(Deno.stat(join(root, "plugins", "notes", ".activating-leftover.wasm")));
+    await assert.rejects(Deno.stat(join(root, "state", "core", "activation.json")));
+  } finally {
+    await again.shutdown();
+    await Deno.remove(root, { recursive: true });
+  }
+});
