@@ -96,7 +96,10 @@ export class Activation {
   /** `core.activate`: the new documents by plugin. */
   activate(items: ActivationItem[], force: boolean): Promise<Record<string, unknown>> {
     return this.#serial(() =>
-      this.#activate(items.map((i) => ({ ...i, read: () => this.#read(i.wasm) })), force)
+      this.#activate(
+        items.map((i) => ({ ...i, read: () => Promise.resolve().then(() => this.#read(i.wasm)) })),
+        force,
+      )
     );
   }
 
@@ -172,7 +175,7 @@ export class Activation {
   }
 
   /** Reads a file as the caller sees it: in the world, or in `/run`. */
-  async #read(path: string): Promise<Uint8Array> {
+  #read(path: string): Uint8Array {
     if (typeof path !== "string" || !path.startsWith("/")) {
       throw new RpcError(
         ErrorCode.InvalidParams,
