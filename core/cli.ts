@@ -262,6 +262,27 @@ NO_COLOR=1 turns colours off.`,
       done(await callOnce(world, method, params, opts));
     });
 
+  program.command("test")
+    .description(
+      "run a cargo-built wasm32-wasip2 binary: each test in its own instance (set " +
+        'CARGO_TARGET_WASM32_WASIP2_RUNNER="sausage test")',
+    )
+    .argument("<file>", "the .wasm cargo built")
+    .argument("[args...]", "what cargo passes: test name filters, --ignored, --list, ...")
+    .addOption(cacheOption())
+    .passThroughOptions()
+    .action(async (file: string, args: string[], opts: { cacheDir?: string }) => {
+      try {
+        const { runTests } = await import("./test_runner.ts");
+        done(
+          await runTests({ file: resolve(file), args, cacheDir: resolveCacheDir(opts.cacheDir) }),
+        );
+      } catch (e) {
+        if (e instanceof Deno.errors.NotFound) fail(`no such file: ${file}`);
+        fail((e as Error).message);
+      }
+    });
+
   program.command("run")
     .description(
       "run a wasi:cli/command component with Sausage's WASI, outside a world (like `wasmtime run`)",

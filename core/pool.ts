@@ -24,6 +24,7 @@ import {
   SLICE_MS,
   type StdioMode,
   type ToWorker,
+  type WorldFiles,
 } from "../runtime/messages.ts";
 
 /** Receives what one process does. */
@@ -44,7 +45,7 @@ export interface SpawnOptions {
   env: [string, string][];
   args: string[];
   cwd: string;
-  files: { world: string } | { mounts: DirectoryMount[] };
+  files: WorldFiles | { mounts: DirectoryMount[] };
   stdio: StdioMode;
 }
 

@@ -143,19 +143,26 @@ export class Instance {
    * `/proc`, `/self` and `/run` (served by the host over the files channel).
    */
   #filesystem(spawn: Spawn): Record<string, Record<string, unknown>> {
-    if ("mounts" in spawn.files) return filesystemImports(spawn.files.mounts);
+    if (!("world" in spawn.files)) return filesystemImports(spawn.files.mounts);
+    const files = spawn.files;
+    const layers = files.layers ??
+      { proc: LAYER_PROC, run: LAYER_RUN, self: selfLayer(spawn.pid), world: LAYER_WORLD };
     const channel = this.#host.files;
-    const hostWorld = new RemoteFileSystem(channel, LAYER_WORLD);
-    const world: HostFileSystem = new HostFileSystem(spawn.files.world, {
+    const hostWorld = new RemoteFileSystem(channel, layers.world);
+    const world: HostFileSystem = new HostFileSystem(files.world, {
       // scoped permissions cannot make links: the host makes them, inside the world
       symlink: (target, hostPath) =>
         hostWorld.symlink(target, hostPath.slice(world.root.length) || "/"),
     });
     const table = new MountFileSystem([
       { path: "/", fs: world },
-      { path: "/proc", fs: new RemoteFileSystem(channel, LAYER_PROC, { readOnly: true }) },
-      { path: "/self", fs: new RemoteFileSystem(channel, selfLayer(spawn.pid)) },
-      { path: "/run", fs: new RemoteFileSystem(channel, LAYER_RUN) },
+      { path: "/proc", fs: new RemoteFileSystem(channel, layers.proc, { readOnly: true }) },
+      { path: "/self", fs: new RemoteFileSystem(channel, layers.self) },
+      { path: "/run", fs: new RemoteFileSystem(channel, layers.run) },
+      ...(files.mounts ?? []).map((m) => ({
+        path: m.guestPath,
+        fs: new HostFileSystem(m.hostPath),
+      })),
     ]);
     return filesystemImportsFor([{ guestPath: "/", fs: table }]);
   }

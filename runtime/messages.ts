@@ -23,6 +23,18 @@ export type StdioMode = "rpc" | "raw";
 /** The import module name of everything the preemption instrumentation adds. */
 export const INTERRUPT_MODULE = "sausage";
 
+/**
+ * The filesystem of a world process: the world folder at `/`, the host's
+ * layers at `/proc`, `/self` and `/run`, and host folders at other paths.
+ */
+export interface WorldFiles {
+  world: string;
+  /** The names of the host's layers (default: `proc`, `run`, `self:<pid>`, `world`). */
+  layers?: { proc: string; run: string; self: string; world: string };
+  /** Host folders shown at their guest paths (a test's package folder). */
+  mounts?: DirectoryMount[];
+}
+
 /** Names of the layers a worker asks the host for over its files channel. */
 export const LAYER_PROC = "proc";
 export const LAYER_RUN = "run";
@@ -91,7 +103,7 @@ export type ToWorker =
      * The process's filesystem: a world (its folder at `/`, with `/proc`,
      * `/self` and `/run` from the host), or host folders (`sausage run`).
      */
-    files: { world: string } | { mounts: DirectoryMount[] };
+    files: WorldFiles | { mounts: DirectoryMount[] };
     stdio: StdioMode;
   }
   | { t: "stdin"; pid: string; data: Uint8Array }

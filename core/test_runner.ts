@@ -1,0 +1,409 @@
+/**
+ * `sausage test`: the runner of `wasm32-wasip2` binaries for cargo
+ * (`CARGO_TARGET_WASM32_WASIP2_RUNNER="sausage test"`), PROTOCOL section 11.
+ *
+ * The target aborts on a panic, so one panicking test would end a whole
+ * test binary. The runner lists the tests of a libtest binary and runs each
+ * in its own instance, in parallel, then reports in libtest's format, so
+ * cargo shows its usual summary.
+ *
+ * Each test gets an empty temporary world as `/`, the package folder at its
+ * host path (fixtures through `CARGO_MANIFEST_DIR`), its own `/proc`,
+ * `/self` and `/run`, and `/` as its current folder. The runner answers
+ * `core.lock`, `core.unlock`, `core.notify` and `core.log`; a call to a
+ * plugin fails, since a test has no other plugins. A binary that is not a
+ * test harness (`cargo run`) runs once in the same setting.
+ *
+ * @module
+ */
+import { basename, join, resolve } from "node:path";
+import { uuidv7 } from "uuidv7";
+import { ComponentCache, type LoadedComponent } from "./components/cache.ts";
+import { CoreFiles } from "./files.ts";
+import { Journal } from "./journal.ts";
+import { classify, ErrorCode, type Id, RpcError } from "./jsonrpc.ts";
+import { LockTable } from "./locks.ts";
+import { WorkerPool } from "./pool.ts";
+import { Process } from "./process.ts";
+import { parseMessageLine } from "../runtime/stdio.ts";
+import type { ExitReport } from "../runtime/messages.ts";
+import { type FileSystem, FileSystemServer } from "../vfs/mod.ts";
+
+/** Options of a run. */
+export interface TestRunOptions {
+  /** The `.wasm` cargo built. */
+  file: string;
+  /** The arguments cargo passes (filters, `--ignored`, `--list`, ...). */
+  args: string[];
+  cacheDir: string;
+  /** Where the report goes (default: stdout). */
+  write?: (text: string) => void;
+}
+
+/** libtest's exit code when a test failed. */
+export const TESTS_FAILED = 101;
+
+/** What one instance did. */
+interface InstanceRun {
+  report: ExitReport;
+  /** Stdout lines that were not JSON-RPC messages, and stderr, interleaved as they came. */
+  output: string;
+}
+
+/** A test harness has libtest's summary line among its data. */
+export function isTestHarness(bytes: Uint8Array): boolean {
+  const needle = new TextEncoder().encode("test result: ");
+  outer: for (let i = 0; i + needle.length <= bytes.length; i++) {
+    if (bytes[i] !== needle[0]) continue;
+    for (let j = 1; j < needle.length; j++) if (bytes[i + j] !== needle[j]) continue outer;
+    return true;
+  }
+  return false;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** One run of the runner: a pool, a journal in memory, and a folder per test. */
+class TestRun {
+  readonly pool: WorkerPool;
+  readonly journal = new Journal(":memory:");
+  readonly locks = new LockTable();
+  readonly #component: LoadedComponent;
+  readonly #root: string;
+  readonly #packageDir: string | undefined;
+  readonly #package: string;
+  readonly #protocol: string;
+  readonly #argv0: string;
+  readonly #layers = new Map<string, FileSystem>();
+  #next = 0;
+
+  constructor(
+    file: string,
+    component: LoadedComponent,
+    root: string,
+    packageDir: string | undefined,
+    cacheDir: string,
+    protocol: string,
+  ) {
+    this.#argv0 = basename(file);
+    this.#component = component;
+    this.#root = root;
+    this.#packageDir = packageDir;
+    this.#package = (Deno.env.get("CARGO_PKG_NAME") ?? "test").toLowerCase().replace(
+      /[^a-z0-9_-]/g,
+      "-",
+    );
+    this.#protocol = protocol;
+    const dirs = [root, ...(packageDir ? [packageDir] : [])];
+    this.pool = new WorkerPool({
+      permissions: { read: [...dirs, cacheDir], write: dirs, net: true },
+      files: new FileSystemServer((name) => this.#layers.get(name)),
+    });
+  }
+
+  /** Runs the binary once with `args`; stdout text and stderr are collected or passed on. */
+  async run(
+    args: string[],
+    label: string,
+    live?: { stdout(t: string): void; stderr(t: string): void },
+  ): Promise<InstanceRun> {
+    const id = this.#next++;
+    const world = join(this.#root, `t${id}`);
+    await Deno.mkdir(world);
+    const pid = `${this.#package}-${uuidv7()}`;
+    const process = new Process({
+      pid,
+      plugin: this.#package,
+      version: this.#component.hash,
+      method: label,
+      params: {},
+      parent: null,
+      origin: null,
+      write: () => {},
+    });
+    const files = new CoreFiles({
+      protocol: this.#protocol,
+      processes: () => [process],
+      locks: this.locks,
+      journal: this.journal,
+      worldRoot: world,
+    });
+    files.add(process);
+    const layers = {
+      proc: `proc:${id}`,
+      run: `run:${id}`,
+      self: `self:${id}`,
+      world: `world:${id}`,
+    };
+    this.#layers.set(layers.proc, files.proc);
+    this.#layers.set(layers.run, files.run);
+    this.#layers.set(layers.self, files.layer(`self:${pid}`)!);
+    this.#layers.set(layers.world, files.world);
+    this.journal.track(pid);
+
+    let output = "";
+    let partial = "";
+    const done = Promise.withResolvers<ExitReport>();
+    const onStdoutLine = (line: string) => {
+      const parsed = line.trim().startsWith("{") ? parseMessageLine(encoder.encode(line)) : null;
+      if (parsed) {
+        this.#answer(pid, parsed.message);
+        return;
+      }
+      if (live) live.stdout(line + "\n");
+      else output += line + "\n";
+    };
+    const env: [string, string][] = [
+      ...Object.entries(Deno.env.toObject()).filter(([k]) => /^(CARGO|RUST)_/.test(k)),
+      ["SAUSAGE_PID", pid],
+      ["SAUSAGE_PLUGIN", this.#package],
+      ["SAUSAGE_PARENT", "test"],
+    ];
+    this.pool.spawn(this.#component, {
+      pid,
+      env,
+      args: [this.#argv0, ...args],
+      cwd: "/",
+      files: {
+        world,
+        layers,
+        mounts: this.#packageDir
+          ? [{ guestPath: this.#packageDir, hostPath: this.#packageDir }]
+          : [],
+      },
+      stdio: "raw",
+    }, {
+      raw: (fd, data) => {
+        const text = decoder.decode(data, { stream: true });
+        if (fd === 2) {
+          for (const line of text.split("\n")) {
+            if (line) this.journal.append(pid, this.#package, "stderr", line);
+          }
+          if (live) live.stderr(text);
+          else output += text;
+          return;
+        }
+        partial += text;
+        const lines = partial.split("\n");
+        partial = lines.pop() ?? "";
+        for (const line of lines) onStdoutLine(line);
+      },
+      exit: (report) => {
+        if (partial) onStdoutLine(partial);
+        done.resolve(report);
+      },
+    });
+    const report = await done.promise;
+    for (const name of Object.values(layers)) this.#layers.delete(name);
+    this.locks.releaseAll(pid);
+    this.journal.untrack(pid);
+    await Deno.remove(world, { recursive: true }).catch(() => {});
+    return { report, output };
+  }
+
+  /** The mini core: locks, notifications, the journal; no other plugins. */
+  #answer(pid: string, message: unknown): void {
+    const c = classify(message);
+    if (c.kind !== "request" && c.kind !== "notification") return;
+    const id: Id | undefined = c.kind === "request" ? c.id : undefined;
+    const reply = (body: { result: unknown } | { error: unknown }) => {
+      if (id === undefined) return;
+      this.pool.write(pid, encoder.encode(JSON.stringify({ jsonrpc: "2.0", id, ...body }) + "\n"));
+    };
+    const fail = (e: RpcError) => reply({ error: e.toObject() });
+    const p = c.params;
+    switch (c.method) {
+      case "core.lock": {
+        if (typeof p.path !== "string" || p.path === "") {
+          return fail(
+            new RpcError(ErrorCode.InvalidParams, `core.lock needs "path", a non-empty string`),
+          );
+        }
+        this.locks.acquire(p.path, pid, p.wait !== false).then((held) =>
+          reply({ result: { held } })
+        );
+        return;
+      }
+      case "core.unlock":
+        if (typeof p.path === "string") this.locks.release(p.path, pid);
+        return reply({ result: {} });
+      case "core.notify":
+        this.journal.event(
+          pid,
+          this.#package,
+          `notify ${String(p.name)} ${JSON.stringify(p.params ?? {})}`,
+        );
+        return reply({ result: {} });
+      case "core.log":
+        try {
+          return reply({ result: { entries: this.journal.query(p as never) } });
+        } catch (e) {
+          return fail(new RpcError(ErrorCode.InvalidParams, `core.log: ${(e as Error).message}`));
+        }
+      default:
+        return fail(
+          new RpcError(
+            ErrorCode.NoSuchPlugin,
+            `${c.method} cannot be called in a test: a test has no other plugins (the test runner answers core.lock, core.unlock, core.notify and core.log)`,
+          ),
+        );
+    }
+  }
+
+  close(): void {
+    this.pool.close();
+    this.journal.close();
+  }
+}
+
+/** Arguments that select tests, passed on to the listing. */
+function listingArgs(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (["--nocapture", "--no-capture", "--show-output", "-q", "--quiet"].includes(a)) continue;
+    if (a === "--test-threads" || a === "--format" || a === "--color" || a === "-Z") {
+      i++;
+      continue;
+    }
+    if (/^--(test-threads|format|color)=/.test(a)) continue;
+    out.push(a);
+  }
+  return out;
+}
+
+function concurrency(args: string[], workers: number): number {
+  for (let i = 0; i < args.length; i++) {
+    const m = args[i].match(/^--test-threads(?:=(\d+))?$/);
+    if (m) return Math.max(1, Number(m[1] ?? args[i + 1]) || 1);
+  }
+  return workers * 2;
+}
+
+/** Runs a cargo-built binary; returns the exit code for cargo. */
+export async function runTests(options: TestRunOptions): Promise<number> {
+  const write = options.write ?? ((t: string) => Deno.stdout.writeSync(encoder.encode(t)));
+  const bytes = await Deno.readFile(options.file);
+  const cache = new ComponentCache(options.cacheDir);
+  cache.onWarning = (m) => console.error(`sausage: ${m}`);
+  const component = await cache.load(bytes, options.file).finally(() => cache.close());
+  const root = await Deno.makeTempDir({ prefix: "sausage-test-" });
+  const manifest = Deno.env.get("CARGO_MANIFEST_DIR");
+  const protocol = await Deno.readTextFile(new URL("../PROTOCOL.md", import.meta.url));
+  const run = new TestRun(
+    options.file,
+    component,
+    root,
+    manifest ? resolve(manifest) : undefined,
+    options.cacheDir,
+    protocol,
+  );
+  try {
+    await run.pool.start();
+    if (!isTestHarness(bytes) || options.args.includes("--list")) {
+      // not a test harness (cargo run), or a listing cargo asked for: one instance, passed through
+      const single = await run.run(options.args, "main", {
+        stdout: (t) => write(t),
+        stderr: (t) => Deno.stderr.writeSync(encoder.encode(t)),
+      });
+      return single.report.reason === "exited" ? single.report.status ?? 1 : 134;
+    }
+    return await runHarness(run, options.args, write);
+  } finally {
+    run.close();
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
+}
+
+type Outcome = "ok" | "FAILED" | "ignored";
+
+async function runHarness(
+  run: TestRun,
+  args: string[],
+  write: (t: string) => void,
+): Promise<number> {
+  const started = performance.now();
+  const listing = await run.run([...listingArgs(args), "--list", "--format", "terse"], "--list");
+  if (listing.report.reason !== "exited" || listing.report.status !== 0) {
+    write(listing.output);
+    write(
+      `error: the test binary could not list its tests (${
+        listing.report.detail ?? `exit ${listing.report.status}`
+      })\n`,
+    );
+    return TESTS_FAILED;
+  }
+  const names = (output: string) =>
+    output.split("\n").filter((l) => l.endsWith(": test")).map((l) => l.slice(0, -6));
+  const tests = names(listing.output);
+  const all = listingArgs(args).length > 0
+    ? names((await run.run(["--list", "--format", "terse"], "--list")).output).length
+    : tests.length;
+  const ignoredFlag = args.includes("--include-ignored")
+    ? ["--include-ignored"]
+    : args.includes("--ignored")
+    ? ["--ignored"]
+    : [];
+  write(`\nrunning ${tests.length} test${tests.length === 1 ? "" : "s"}\n`);
+  const results = new Map<string, { outcome: Outcome; output: string; note?: string }>();
+  let index = 0;
+  const worker = async () => {
+    while (index < tests.length) {
+      const name = tests[index++];
+      const r = await run.run(
+        [name, "--exact", "--nocapture", "--test-threads=1", ...ignoredFlag],
+        name,
+      );
+      let outcome: Outcome = "FAILED";
+      let note: string | undefined;
+      const summary = r.output.match(
+        /test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored/,
+      );
+      if (r.report.reason === "exited" && r.report.status === 0 && summary) {
+        outcome = summary[1] === "1" ? "ok" : summary[3] === "1" ? "ignored" : "FAILED";
+        if (outcome === "ignored" && r.output.includes(`test ${name} - should panic ... ignored`)) {
+          note = "#[should_panic] is not supported: WASI cannot catch a panic";
+        }
+      }
+      results.set(name, { outcome, output: testOutput(r, name), note });
+      write(`test ${name} ... ${outcome}${note ? `, ${note}` : ""}\n`);
+    }
+  };
+  await Promise.all(
+    Array.from(
+      { length: Math.min(concurrency(args, run.pool.workers), tests.length || 1) },
+      worker,
+    ),
+  );
+  const failed = tests.filter((t) => results.get(t)?.outcome === "FAILED");
+  const passed = tests.filter((t) => results.get(t)?.outcome === "ok").length;
+  const ignored = tests.filter((t) => results.get(t)?.outcome === "ignored").length;
+  if (failed.length > 0) {
+    write("\nfailures:\n\n");
+    for (const name of failed) write(`---- ${name} stdout ----\n${results.get(name)!.output}\n`);
+    write("\nfailures:\n");
+    for (const name of failed) write(`    ${name}\n`);
+  }
+  const seconds = ((performance.now() - started) / 1000).toFixed(2);
+  write(
+    `\ntest result: ${
+      failed.length ? "FAILED" : "ok"
+    }. ${passed} passed; ${failed.length} failed; ` +
+      `${ignored} ignored; 0 measured; ${Math.max(0, all - tests.length)} filtered out; ` +
+      `finished in ${seconds}s\n\n`,
+  );
+  return failed.length ? TESTS_FAILED : 0;
+}
+
+/** The test's own output, without libtest's lines around it. */
+function testOutput(r: InstanceRun, name: string): string {
+  const text = r.output
+    .replace(/^\nrunning 1 test\n/, "")
+    .replace(`test ${name} ... `, "")
+    .replace(/\n*test result: [^\n]*\n*$/, "\n");
+  const crash = r.report.reason === "exited"
+    ? ""
+    : `(${r.report.reason}: ${r.report.detail ?? "no detail"})\n`;
+  return text + crash;
+}
