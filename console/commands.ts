@@ -9,6 +9,16 @@ import type { Client } from "../core/client.ts";
 import type { Host } from "../core/host.ts";
 import { ErrorCode, type ErrorObject, type Response } from "../core/jsonrpc.ts";
 import type { Entry } from "../core/journal.ts";
+import { CORE } from "../core/names.ts";
+import { type FileSystem, VfsError } from "../vfs/mod.ts";
+import {
+  consoleFileSystem,
+  formatFile,
+  formatListing,
+  listPath,
+  pathErrorText,
+  readPath,
+} from "./files.ts";
 import {
   callLabel,
   formatError,
@@ -23,7 +33,11 @@ import {
   indent,
   type Style,
 } from "./format.ts";
-import { CHAT_METHOD, type Command, resolvePid } from "./parse.ts";
+import { formatActivated, formatMethods } from "./methods.ts";
+import { activateParams, CHAT_METHOD, type Command, resolvePid } from "./parse.ts";
+
+/** The largest JSON file the console reads: the largest message (PROTOCOL 3.1). */
+const MAX_JSON_BYTES = 16 * 1024 * 1024;
 
 /** Prints a block of text (without a final newline). */
 export type Print = (text: string) => void;
@@ -58,9 +72,12 @@ export class Commands {
   readonly #style: Style;
   readonly #print: Print;
   readonly #inFlight = new Set<InFlight>();
+  /** The files as a process sees them, without `/self`. */
+  readonly #files: FileSystem;
 
   constructor(options: CommandsOptions) {
     this.#host = options.host;
+    this.#files = consoleFileSystem(options.host.files);
     this.#client = options.client;
     this.#style = options.style;
     this.#print = options.print;
@@ -116,6 +133,18 @@ export class Commands {
           return label === undefined ? text : `${style.bold(`${label} →`)}\n${text}`;
         });
       }
+      case "methods":
+        this.#print(await this.#methods(command.plugin));
+        return;
+      case "activate":
+      case "revert":
+        return await this.#activate(command, line);
+      case "ls":
+        this.#print(this.#ls(command.path, command.long));
+        return;
+      case "cat":
+        this.#print(this.#cat(command.path));
+        return;
       case "stop":
       case "kill": {
         const match = resolvePid(command.pid, this.#host.processes.list().map((p) => p.pid));
@@ -136,6 +165,118 @@ export class Commands {
           (_result, label) => formatText(style.green(`${done} ${match.pid}`), { label, style }),
         );
       }
+    }
+  }
+
+  /** `core.activate` or `core.revert`, and what changed. */
+  async #activate(
+    command: Extract<Command, { kind: "activate" | "revert" }>,
+    line: string,
+  ): Promise<void> {
+    const style = this.#style;
+    const plugins = command.kind === "activate"
+      ? command.items.map((i) => i.plugin)
+      : [command.plugin];
+    const before = new Map<string, string | undefined>();
+    for (const plugin of plugins) before.set(plugin, await this.#currentHash(plugin));
+    const params = command.kind === "activate"
+      ? activateParams(command)
+      : { plugin: command.plugin, ...(command.force ? { force: true } : {}) };
+    await this.#request(line, `core.${command.kind}`, params, (result, label) => {
+      if (typeof result !== "object" || result === null) {
+        return formatResult(result, { label, style });
+      }
+      const text = formatActivated(
+        Object.entries(result).map(([plugin, document]) => ({
+          plugin,
+          document,
+          changed: before.get(plugin) !== this.#host.versions.known(plugin)?.hash,
+        })),
+        { reverted: command.kind === "revert", force: command.force, style },
+      );
+      return label === undefined ? text : `${style.bold(`${label} →`)}\n${text}`;
+    });
+  }
+
+  /** The hash of a plugin's current version, or undefined when it has none that loads. */
+  async #currentHash(plugin: string): Promise<string | undefined> {
+    try {
+      return (await this.#host.versions.current(plugin)).hash;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Reads a JSON file of `/proc` (at most the size of a message); throws. */
+  #readJson(path: string): unknown {
+    const file = readPath(this.#files, path, MAX_JSON_BYTES);
+    return JSON.parse(new TextDecoder().decode(file.bytes));
+  }
+
+  async #methods(plugin: string): Promise<string> {
+    const style = this.#style;
+    if (plugin === CORE) {
+      return indent(
+        `core is the host, not a plugin: its methods are ${this.#host.core.methods.join(", ")}` +
+          `\n${style.dim("PROTOCOL section 9 describes them: cat /proc/core/PROTOCOL.md")}`,
+      );
+    }
+    const path = `/proc/core/plugins/${plugin}/discover.json`;
+    let discovered: unknown;
+    try {
+      discovered = this.#readJson(path);
+    } catch (e) {
+      if (e instanceof VfsError && e.code === "ENOENT") return this.#noPlugin(plugin);
+      return indent(style.red(`cannot read ${pathErrorText(path, e)}`));
+    }
+    if (discovered === null) {
+      // not known yet: ask for it now (a discovery in progress is joined, not repeated)
+      try {
+        const version = await this.#host.versions.current(plugin);
+        await this.#host.discovery.discover(plugin, version);
+        discovered = this.#readJson(path);
+      } catch (e) {
+        return indent(
+          style.red(`the plugin.wasm of ${plugin} cannot be loaded: ${errorText(e)}`),
+        );
+      }
+    }
+    const imports = this.#host.graph.view.plugins[plugin]?.imports ?? {};
+    const importStatus = Object.fromEntries(
+      Object.entries(imports).map(([provider, i]) => [provider, i.status]),
+    );
+    return formatMethods(plugin, discovered, { style, importStatus });
+  }
+
+  #noPlugin(plugin: string): string {
+    let plugins: string[] = [];
+    try {
+      plugins = this.#files.readDir("/proc/core/plugins").map((e) => e.name).sort();
+    } catch {
+      // no list: the message has none
+    }
+    const known = plugins.length === 0
+      ? "there are no plugins yet"
+      : `the plugins are ${plugins.join(", ")}`;
+    return indent(
+      `${this.#style.red(`there is no plugin "${plugin}"`)} (no /plugins/${plugin}/plugin.wasm); ` +
+        known,
+    );
+  }
+
+  #ls(path: string, long: boolean): string {
+    try {
+      return formatListing(listPath(this.#files, path), { long, style: this.#style });
+    } catch (e) {
+      return indent(this.#style.red(`ls: ${pathErrorText(path, e)}`));
+    }
+  }
+
+  #cat(path: string): string {
+    try {
+      return formatFile(readPath(this.#files, path), this.#style);
+    } catch (e) {
+      return indent(this.#style.red(`cat: ${pathErrorText(path, e)}`));
     }
   }
 

@@ -1,20 +1,7 @@
 import assert from "node:assert/strict";
 import { eventually, startWorld, type TestWorld } from "../tests/world.ts";
-import { Commands, NO_AGENT_HINT } from "./commands.ts";
-import { PLAIN } from "./format.ts";
-import { parseLine } from "./parse.ts";
-
-/** Commands on a test world, with what they print. */
-function commandsOn(w: TestWorld): { run(line: string): Promise<void>; printed: string[] } {
-  const printed: string[] = [];
-  const commands = new Commands({
-    host: w.host,
-    client: w.client,
-    style: PLAIN,
-    print: (text) => printed.push(text),
-  });
-  return { run: (line) => commands.run(parseLine(line), line), printed };
-}
+import { commandsOn } from "./_testing.ts";
+import { NO_AGENT_HINT } from "./commands.ts";
 
 /** Starts a detached `probe.linger` (it runs until stopped) and returns its pid. */
 async function linger(w: TestWorld): Promise<string> {

@@ -1,7 +1,8 @@
 /**
  * Tab completion of a console line: the commands, `<plugin>.` and the core's
- * methods for the first word, process IDs after `stop` and `kill`, plugins
- * and process IDs after `log`.
+ * methods for the first word; process IDs after `stop` and `kill`; plugins
+ * and process IDs after `log`; plugins after `methods`, `activate` and
+ * `revert`; paths after `ls`, `cat` and for the file of `activate`.
  *
  * @module
  */
@@ -14,10 +15,28 @@ export interface CompletionContext {
   pids: readonly string[];
   /** Full method names known without asking a plugin, e.g. `core.log`. */
   methods: readonly string[];
+  /**
+   * The names in a folder as a process sees it (`/plugins/`), folders with a
+   * final `/`; empty when it cannot be read. Without it, paths complete to
+   * nothing.
+   */
+  names?: (folder: string) => readonly string[];
 }
 
 /** The command words of the console. */
-export const COMMAND_WORDS = ["help", "kill", "log", "ps", "quit", "stop"] as const;
+export const COMMAND_WORDS = [
+  "activate",
+  "cat",
+  "help",
+  "kill",
+  "log",
+  "ls",
+  "methods",
+  "ps",
+  "quit",
+  "revert",
+  "stop",
+] as const;
 
 /**
  * Completions of the text before the cursor, in the form `node:readline`
@@ -35,11 +54,61 @@ export function complete(before: string, context: CompletionContext): [string[],
     return [matching(candidates), word];
   }
   const command = words[0];
-  if ((command === "stop" || command === "kill") && words.length === 2) {
-    return [matching(context.pids), word];
-  }
-  if (command === "log" && words.at(-2) !== "-n" && !word.startsWith("-")) {
-    return [matching([...context.plugins, ...context.pids]), word];
+  const second = words.length === 2;
+  /** The words between the command and this one, without options. */
+  const previous = words.slice(1, -1).filter((w) => !w.startsWith("-"));
+  switch (command) {
+    case "stop":
+    case "kill":
+      return [second ? matching(context.pids) : [], word];
+    case "log":
+      if (words.at(-2) === "-n" || word.startsWith("-")) return [[], word];
+      return [matching([...context.plugins, ...context.pids]), word];
+    case "methods":
+      return [second ? matching(context.plugins) : [], word];
+    case "revert":
+      if (word.startsWith("-")) return [matching(["--force"]), word];
+      return [previous.length === 0 ? matching(context.plugins) : [], word];
+    case "activate": {
+      if (word.startsWith("-")) return [matching(["--force"]), word];
+      const equals = word.indexOf("=");
+      if (equals >= 0) {
+        const plugin = word.slice(0, equals + 1);
+        const paths = completePath(word.slice(equals + 1), context, isWasmOrFolder);
+        return [paths.map((p) => plugin + p), word];
+      }
+      if (previous.length === 0) return [matching(context.plugins), word];
+      if (previous.length === 1 && !previous[0].includes("=")) {
+        return [completePath(word, context, isWasmOrFolder), word];
+      }
+      return [[], word];
+    }
+    case "ls":
+      if (word.startsWith("-")) return [matching(["-l"]), word];
+      return [completePath(word, context), word];
+    case "cat":
+      return [second ? completePath(word, context) : [], word];
   }
   return [[], word];
+}
+
+function isWasmOrFolder(name: string): boolean {
+  return name.endsWith("/") || name.endsWith(".wasm");
+}
+
+/** The paths that complete `word`: the names in its folder that start with its last part. */
+function completePath(
+  word: string,
+  context: CompletionContext,
+  keep: (name: string) => boolean = () => true,
+): string[] {
+  if (!context.names) return [];
+  const slash = word.lastIndexOf("/");
+  const folder = word.slice(0, slash + 1);
+  const start = word.slice(slash + 1);
+  return context.names(folder === "" ? "/" : folder)
+    .filter((name) => name.startsWith(start) && (start.startsWith(".") || !name.startsWith(".")))
+    .filter(keep)
+    .map((name) => folder + name)
+    .sort();
 }

@@ -125,6 +125,26 @@ Deno.test("a script runs its commands in order and prints the results plainly", 
   await assert.rejects(Deno.stat(historyPath(join(world.root, "state", "core"))));
 });
 
+Deno.test("a script shows methods, folders and files as a process sees them", async () => {
+  await using world = await makeWorld();
+  const run = await sausage(world.root, [
+    "methods probe",
+    "ls /proc/core",
+    "cat /proc/core/plugins/probe/discover.json",
+    "ls /self",
+    "revert probe",
+  ]);
+  assert.equal(run.code, 0, run.stderr);
+  assertInOrder(run.stdout, [
+    "  probe, version 0.1.0\n  methods:\n    echo() -> any\n",
+    "  PROTOCOL.md\n  graph.dot\n  graph.json\n  locks.json\n  plugins/\n",
+    '  {\n    "info": {\n      "title": "probe",\n',
+    '    "openrpc": "1.2.6"\n  }\n',
+    "  ls: /self: the console has no /self",
+    "  error -32602: core.revert: probe has no previous version",
+  ]);
+});
+
 Deno.test("core.exit ends a script with exit code 75", async () => {
   await using world = await makeWorld();
   const run = await sausage(world.root, [
@@ -273,6 +293,15 @@ Deno.test({
       await term.waitFor((t) => t.includes('"from": "before"\n'), "result");
       await term.type("ps\r");
       await term.waitFor((t) => t.includes("no processes") || t.includes("PID"), "ps");
+      // tab completes paths as a process sees them, and plugin names
+      await term.type("ls /proc/co\t");
+      await term.waitFor((t) => t.includes("> ls /proc/core/"), "a completed path");
+      await term.type("\r");
+      await term.waitFor((t) => t.includes("  graph.json\n"), "the listing");
+      await term.type("methods pro\t");
+      await term.waitFor((t) => t.includes("> methods probe"), "a completed plugin name");
+      await term.type("\r");
+      await term.waitFor((t) => t.includes("echo() -> any"), "the methods");
       await term.type("quit\r");
       assert.equal(await term.exit(), 0);
     } finally {
@@ -281,7 +310,7 @@ Deno.test({
     assert.doesNotMatch(term.screen, SGR, "NO_COLOR: no colours");
     assert.equal(
       await Deno.readTextFile(path),
-      'probe.echo {"from": "before"}\nps\nquit\n',
+      'probe.echo {"from": "before"}\nps\nls /proc/core/\nmethods probe\nquit\n',
       "a repeated line is kept once",
     );
   },

@@ -81,18 +81,26 @@ export interface ErrorOptions extends BlockOptions {
 
 /** The code a process that ended without an answer gets (PROTOCOL 3.9). */
 const PROCESS_ENDED = -32002;
+/** The code of a rejected activation: its message is written for people. */
+const ACTIVATION_REJECTED = -32003;
 
 /**
- * An error object: `error <code>: <message>` in red; for -32002 the last
- * journal lines of the process (`data.log`); other `data` as text or JSON.
+ * An error object: `error <code>: <message>` in red, more lines of the
+ * message below it; for -32002 the last journal lines of the process
+ * (`data.log`); for -32003 the message alone (its `data` repeats it); other
+ * `data` as text or JSON.
  */
 export function formatError(error: ErrorObject, options: ErrorOptions = {}): string {
   const style = options.style ?? PLAIN;
   const lines: string[] = [];
   if (options.label !== undefined) lines.push(labelLine(options.label, style));
-  lines.push(indent(style.red(`error ${error.code}: ${error.message}`)));
+  const [first, ...more] = String(error.message).replace(/\n+$/, "").split("\n");
+  lines.push(indent(style.red(`error ${error.code}: ${first}`)));
+  if (more.length > 0) lines.push(indent(more.join("\n"), 4));
   const data = error.data as Record<string, unknown> | undefined;
-  if (error.code === PROCESS_ENDED && data && Array.isArray(data.log)) {
+  if (error.code === ACTIVATION_REJECTED) {
+    // the message says everything, with a counterexample for each problem
+  } else if (error.code === PROCESS_ENDED && data && Array.isArray(data.log)) {
     if (data.log.length > 0) {
       lines.push(indent(style.dim("last lines of its log:")));
       for (const line of data.log) lines.push(indent(String(line), 4));
@@ -254,6 +262,36 @@ export const HELP: readonly HelpEntry[] = [
     does: "kill a process at once",
     example: "kill probe-0197f3a2",
   },
+  {
+    form: "methods <plugin>",
+    does: "a plugin's methods: params, results, docs; its endpoints and imports",
+    example: "methods notes",
+  },
+  {
+    form: "activate <plugin> <wasm>",
+    does: "make a .wasm the plugin's version if all imports fit; --force: no checks",
+    example: "activate notes /state/cargo/builds/7/notes.wasm",
+  },
+  {
+    form: "activate <p>=<wasm> …",
+    does: "activate several plugins together, checked as a set",
+    example: "activate notes=/state/b/notes.wasm agent=/state/b/agent.wasm",
+  },
+  {
+    form: "revert <plugin> [--force]",
+    does: "go back to the version before (plugin.prev.wasm)",
+    example: "revert notes",
+  },
+  {
+    form: "ls [-l] [path]",
+    does: "a folder as a process sees it (world, /proc, /run); -l: sizes, times",
+    example: "ls /proc/core",
+  },
+  {
+    form: "cat <path>",
+    does: "a file as a process sees it",
+    example: "cat /proc/core/graph.json",
+  },
   { form: "help", does: "this list", example: "help" },
   {
     form: "quit, exit, Ctrl-D",
@@ -277,7 +315,8 @@ export function formatHelp(style: Style = PLAIN): string {
   lines.push(
     style.dim(
       "Calls run side by side: the prompt stays usable, and each result is printed when it " +
-        "arrives.\nTab completes commands, plugin names and process IDs; Ctrl-C clears the line.",
+        "arrives.\nTab completes commands, plugin names, process IDs and paths; Ctrl-C clears the " +
+        "line.",
     ),
   );
   return indent(lines.join("\n"));

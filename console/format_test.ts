@@ -82,13 +82,37 @@ Deno.test("other error data is shown as text or JSON, and a hint comes last", ()
     "  error -32004: build failed\n    line 1\n    line 2",
   );
   assert.equal(
-    formatError({ code: -32003, message: "rejected", data: { reasons: ["x"] } }),
-    '  error -32003: rejected\n    {\n      "reasons": [\n        "x"\n      ]\n    }',
+    formatError({ code: -32000, message: "failed", data: { reasons: ["x"] } }),
+    '  error -32000: failed\n    {\n      "reasons": [\n        "x"\n      ]\n    }',
   );
   assert.equal(
     formatError({ code: -32001, message: "no agent" }, { hint: "install it", label: "hi" }),
     "hi →\n  error -32001: no agent\n  hint: install it",
   );
+});
+
+Deno.test("a rejected activation shows the lines of its message, not its data as JSON", () => {
+  const message = [
+    "notes was not activated: 1 consumer breaks.",
+    "- agent imports notes.add(text: string) -> Added.",
+    '  The new notes.add has no param "text". It requires "body": string.',
+    '  Counterexample: {"text": "milk"} is not valid for the new params.',
+    "  Update agent first, or activate both together.",
+  ].join("\n");
+  const text = formatError({ code: -32003, message, data: { problems: [{ kind: "params" }] } });
+  assert.equal(
+    text,
+    [
+      "  error -32003: notes was not activated: 1 consumer breaks.",
+      "    - agent imports notes.add(text: string) -> Added.",
+      '      The new notes.add has no param "text". It requires "body": string.',
+      '      Counterexample: {"text": "milk"} is not valid for the new params.',
+      "      Update agent first, or activate both together.",
+    ].join("\n"),
+  );
+  const colored = formatError({ code: -32003, message }, { style: COLOR }).split("\n");
+  assert.match(colored[0], ANSI);
+  assert.doesNotMatch(colored[1], ANSI, "only the first line is red");
 });
 
 Deno.test("a usage error shows an example", () => {
@@ -191,7 +215,9 @@ Deno.test("journal entries show time, process, stream and line", () => {
 
 Deno.test("the help lists every command with an explanation and an example", () => {
   const text = formatHelp();
-  for (const word of ["<plugin>.<method>", "ps", "log", "stop", "kill", "help", "quit", "exit"]) {
+  const words = ["<plugin>.<method>", "ps", "log", "stop", "kill", "help", "quit", "exit"];
+  words.push("methods <plugin>", "activate <plugin> <wasm>", "revert <plugin>", "ls", "cat");
+  for (const word of words) {
     assert.ok(text.includes(word), word);
   }
   for (const entry of HELP) {

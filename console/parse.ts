@@ -7,6 +7,11 @@
  * | `ps` | the running processes |
  * | `log [plugin\|pid] [-n N]` | the journal, newest last |
  * | `stop <pid>`, `kill <pid>` | `core.stop`, `core.kill` |
+ * | `methods <plugin>` | the plugin's interfaces, from its `rpc.discover` document |
+ * | `activate <plugin> <wasm> [--force]` | `core.activate` of one plugin |
+ * | `activate <p1>=<wasm1> <p2>=<wasm2> … [--force]` | `core.activate` of several together |
+ * | `revert <plugin> [--force]` | `core.revert` |
+ * | `ls [-l] [path]`, `cat <path>` | the files as a process sees them |
  * | `help` | the commands |
  * | `quit`, `exit` | leave the console |
  * | any other text | a message for the agent (`agent.chat`) |
@@ -39,12 +44,28 @@ export type Command =
   | { kind: "log"; plugin?: string; pid?: string; limit: number }
   /** `core.stop` or `core.kill` of a process (`pid` may be a unique prefix). */
   | { kind: "stop" | "kill"; pid: string }
+  /** The interfaces of a plugin. */
+  | { kind: "methods"; plugin: string }
+  /** `core.activate`; `pairs` when typed as `<plugin>=<wasm>` (sent as `plugins: [...]`). */
+  | { kind: "activate"; items: ActivateItem[]; pairs: boolean; force: boolean }
+  /** `core.revert`. */
+  | { kind: "revert"; plugin: string; force: boolean }
+  /** A folder listing (or one file), with sizes and times when `long`. */
+  | { kind: "ls"; path: string; long: boolean }
+  /** A file's content. */
+  | { kind: "cat"; path: string }
   /** The list of commands. */
   | { kind: "help" }
   /** Leave the console. */
   | { kind: "quit" }
   /** A line that looks like a command but is wrong: nothing is sent. */
   | { kind: "invalid"; message: string; example: string };
+
+/** One plugin of `activate`: its name and the new file, as a process sees it. */
+export interface ActivateItem {
+  plugin: string;
+  wasm: string;
+}
 
 /** `<plugin>.<method>`: a plugin name, a dot, and a method name that does not end with a dot. */
 const METHOD = /^[a-z0-9_-]+\.[A-Za-z0-9_][A-Za-z0-9_.\-]*$/;
@@ -93,6 +114,36 @@ export function parseLine(line: string): Command {
       if (command) return command;
       break;
     }
+    case "methods": {
+      const command = parseMethods(rest);
+      if (command) return command;
+      break;
+    }
+    case "activate": {
+      const command = parseActivate(rest);
+      if (command) return command;
+      break;
+    }
+    case "revert": {
+      const command = parseRevert(rest);
+      if (command) return command;
+      break;
+    }
+    case "ls": {
+      const command = parseLs(rest);
+      if (command) return command;
+      break;
+    }
+    case "cat":
+      if (rest.length === 0) {
+        return {
+          kind: "invalid",
+          message: "cat needs the path of a file",
+          example: "cat /proc/core/graph.json",
+        };
+      }
+      if (rest.length === 1) return { kind: "cat", path: rest[0] };
+      break;
   }
   return { kind: "chat", text };
 }
@@ -157,6 +208,149 @@ function parseLog(args: string[]): Command | null {
       "nor a process ID <plugin>-<uuidv7>",
     example,
   };
+}
+
+/** A word that looks like an attempt at a plugin name: letters, digits, `-` and `_`. */
+const NAME_LIKE = /^[A-Za-z0-9_-]+$/;
+
+function pluginNameRule(name: string): string {
+  return `"${name}" is not a plugin name: names use a-z, 0-9, - and _`;
+}
+
+/** `methods <plugin>`; null when the words do not fit it. */
+function parseMethods(args: string[]): Command | null {
+  const example = "methods notes";
+  if (args.length === 0) {
+    return { kind: "invalid", message: "methods needs a plugin name", example };
+  }
+  if (args.length !== 1 || !NAME_LIKE.test(args[0])) return null;
+  if (!PLUGIN.test(args[0])) return { kind: "invalid", message: pluginNameRule(args[0]), example };
+  return { kind: "methods", plugin: args[0] };
+}
+
+/** Splits `--force` from the other words; an unknown option is an error text. */
+function forceFlag(args: string[], command: string): { rest: string[]; force: boolean } | string {
+  const rest: string[] = [];
+  let force = false;
+  for (const arg of args) {
+    if (arg === "--force") force = true;
+    else if (arg.startsWith("-")) return `${command} has no option ${arg}; it has --force`;
+    else rest.push(arg);
+  }
+  return { rest, force };
+}
+
+/** Whether a word looks like the path of a `.wasm` file. */
+function isWasmPath(word: string): boolean {
+  return word.includes("/") || word.endsWith(".wasm");
+}
+
+/** A problem with the path of a `.wasm` file, or null. */
+function wasmPathProblem(path: string): string | null {
+  if (path.startsWith("/")) return null;
+  return `the file "${path}" must be given as a path in the world, which starts with /`;
+}
+
+/** `activate <plugin> <wasm>` or `activate <p1>=<wasm1> …`, with `--force`; null when the words do not fit. */
+function parseActivate(args: string[]): Command | null {
+  const example = "activate notes /state/cargo/builds/7/notes.wasm";
+  const flags = forceFlag(args, "activate");
+  if (typeof flags === "string") return { kind: "invalid", message: flags, example };
+  const { rest, force } = flags;
+  if (rest.length === 0) {
+    return {
+      kind: "invalid",
+      message: "activate needs a plugin and its new .wasm file, or <plugin>=<wasm> pairs",
+      example,
+    };
+  }
+  const pairs = rest.filter((w) => w.includes("="));
+  if (pairs.length > 0) {
+    const pairExample = "activate notes=/state/builds/notes.wasm agent=/state/builds/agent.wasm";
+    if (pairs.length !== rest.length) {
+      return {
+        kind: "invalid",
+        message: "activate takes either <plugin> <wasm>, or only <plugin>=<wasm> pairs",
+        example: pairExample,
+      };
+    }
+    const items: ActivateItem[] = [];
+    for (const pair of pairs) {
+      const at = pair.indexOf("=");
+      const plugin = pair.slice(0, at);
+      const wasm = pair.slice(at + 1);
+      if (!PLUGIN.test(plugin)) {
+        return { kind: "invalid", message: pluginNameRule(plugin), example: pairExample };
+      }
+      const problem = wasm === ""
+        ? `${plugin}= needs the path of a .wasm file`
+        : wasmPathProblem(wasm);
+      if (problem) return { kind: "invalid", message: problem, example: pairExample };
+      if (items.some((i) => i.plugin === plugin)) {
+        return { kind: "invalid", message: `${plugin} appears twice`, example: pairExample };
+      }
+      items.push({ plugin, wasm });
+    }
+    return { kind: "activate", items, pairs: true, force };
+  }
+  const [plugin, wasm] = rest;
+  if (!NAME_LIKE.test(plugin) || rest.length > 2) return null;
+  if (wasm === undefined) {
+    if (!PLUGIN.test(plugin)) return null;
+    return {
+      kind: "invalid",
+      message: `activate ${plugin} needs the new .wasm file, for example from cargo.build`,
+      example,
+    };
+  }
+  if (!isWasmPath(wasm)) return null;
+  if (!PLUGIN.test(plugin)) return { kind: "invalid", message: pluginNameRule(plugin), example };
+  const problem = wasmPathProblem(wasm);
+  if (problem) return { kind: "invalid", message: problem, example };
+  return { kind: "activate", items: [{ plugin, wasm }], pairs: false, force };
+}
+
+/** `revert <plugin> [--force]`; null when the words do not fit. */
+function parseRevert(args: string[]): Command | null {
+  const example = "revert notes";
+  const flags = forceFlag(args, "revert");
+  if (typeof flags === "string") return { kind: "invalid", message: flags, example };
+  const { rest, force } = flags;
+  if (rest.length === 0) {
+    return { kind: "invalid", message: "revert needs a plugin name", example };
+  }
+  if (rest.length !== 1 || !NAME_LIKE.test(rest[0])) return null;
+  if (!PLUGIN.test(rest[0])) return { kind: "invalid", message: pluginNameRule(rest[0]), example };
+  return { kind: "revert", plugin: rest[0], force };
+}
+
+/** `ls [-l] [path]`; null when the words do not fit. */
+function parseLs(args: string[]): Command | null {
+  let long = false;
+  const paths: string[] = [];
+  for (const arg of args) {
+    if (arg === "-l") long = true;
+    else if (arg.startsWith("-") && arg.length > 1) {
+      return {
+        kind: "invalid",
+        message: `ls has no option ${arg}; it has -l`,
+        example: "ls -l /plugins",
+      };
+    } else paths.push(arg);
+  }
+  if (paths.length > 1) return null;
+  return { kind: "ls", path: paths[0] ?? "/", long };
+}
+
+/** The params of `core.activate` for an `activate` command. */
+export function activateParams(
+  command: { items: readonly ActivateItem[]; pairs: boolean; force: boolean },
+): Record<string, unknown> {
+  const params: Record<string, unknown> = command.pairs
+    ? { plugins: command.items.map((i) => ({ plugin: i.plugin, wasm: i.wasm })) }
+    : { plugin: command.items[0].plugin, wasm: command.items[0].wasm };
+  if (command.force) params.force = true;
+  return params;
 }
 
 function describe(value: unknown): string {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  activateParams,
   type Command,
   DEFAULT_LOG_LIMIT,
   isMethodName,
@@ -128,4 +129,94 @@ Deno.test("a pid argument may be a unique start of a running process ID", () => 
   assert.deepEqual(resolvePid("probe-0197", [a, b]), { ambiguous: [a, b] });
   assert.deepEqual(resolvePid("nope-1", [a, b]), { pid: "nope-1" });
   assert.deepEqual(resolvePid("x", []), { pid: "x" });
+});
+
+Deno.test("methods takes one plugin name", () => {
+  assert.deepEqual(parseLine("methods notes"), { kind: "methods", plugin: "notes" });
+  assert.deepEqual(parseLine("methods core"), { kind: "methods", plugin: "core" });
+  assert.match(invalid(parseLine("methods")).message, /needs a plugin name/);
+  assert.match(invalid(parseLine("methods Notes")).message, /not a plugin name/);
+  assert.equal(parseLine("methods of sorting a list").kind, "chat");
+  assert.equal(parseLine("methods?").kind, "chat");
+});
+
+Deno.test("activate takes a plugin and a file, or pairs, and --force", () => {
+  const one = parseLine("activate notes /state/cargo/builds/7/notes.wasm");
+  assert.deepEqual(one, {
+    kind: "activate",
+    items: [{ plugin: "notes", wasm: "/state/cargo/builds/7/notes.wasm" }],
+    pairs: false,
+    force: false,
+  });
+  assert.deepEqual(activateParams(one as Parameters<typeof activateParams>[0]), {
+    plugin: "notes",
+    wasm: "/state/cargo/builds/7/notes.wasm",
+  });
+  const forced = parseLine("activate --force notes /run/n.wasm");
+  assert.deepEqual(activateParams(forced as Parameters<typeof activateParams>[0]), {
+    plugin: "notes",
+    wasm: "/run/n.wasm",
+    force: true,
+  });
+  const pairs = parseLine("activate notes=/b/notes.wasm agent=/b/agent.wasm --force");
+  assert.deepEqual(pairs, {
+    kind: "activate",
+    items: [{ plugin: "notes", wasm: "/b/notes.wasm" }, { plugin: "agent", wasm: "/b/agent.wasm" }],
+    pairs: true,
+    force: true,
+  });
+  assert.deepEqual(activateParams(pairs as Parameters<typeof activateParams>[0]), {
+    plugins: [{ plugin: "notes", wasm: "/b/notes.wasm" }, {
+      plugin: "agent",
+      wasm: "/b/agent.wasm",
+    }],
+    force: true,
+  });
+  assert.deepEqual(
+    activateParams({ items: [{ plugin: "a", wasm: "/a.wasm" }], pairs: true, force: false }),
+    {
+      plugins: [{ plugin: "a", wasm: "/a.wasm" }],
+    },
+  );
+});
+
+Deno.test("activate refuses what it cannot send, and leaves sentences to the agent", () => {
+  assert.match(invalid(parseLine("activate")).message, /needs a plugin and its new \.wasm/);
+  assert.match(invalid(parseLine("activate notes")).message, /needs the new \.wasm file/);
+  assert.match(invalid(parseLine("activate notes state/n.wasm")).message, /starts with \//);
+  assert.match(invalid(parseLine("activate Notes /n.wasm")).message, /not a plugin name/);
+  assert.match(invalid(parseLine("activate notes /n.wasm -f")).message, /no option -f/);
+  assert.match(invalid(parseLine("activate notes=/n.wasm agent /a.wasm")).message, /either/);
+  assert.match(invalid(parseLine("activate notes=/a.wasm notes=/b.wasm")).message, /twice/);
+  assert.match(invalid(parseLine("activate notes=")).message, /needs the path/);
+  assert.match(invalid(parseLine("activate Bad=/b.wasm")).message, /not a plugin name/);
+  assert.match(invalid(parseLine("activate a=b.wasm")).message, /starts with \//);
+  assert.equal(parseLine("activate the new notes please").kind, "chat");
+  assert.equal(parseLine("activate notes now").kind, "chat");
+});
+
+Deno.test("revert takes one plugin and --force", () => {
+  assert.deepEqual(parseLine("revert notes"), { kind: "revert", plugin: "notes", force: false });
+  assert.deepEqual(parseLine("revert notes --force"), {
+    kind: "revert",
+    plugin: "notes",
+    force: true,
+  });
+  assert.match(invalid(parseLine("revert")).message, /needs a plugin name/);
+  assert.match(invalid(parseLine("revert --force")).message, /needs a plugin name/);
+  assert.match(invalid(parseLine("revert notes -x")).message, /no option -x; it has --force/);
+  assert.match(invalid(parseLine("revert NOTES")).message, /not a plugin name/);
+  assert.equal(parseLine("revert my last change").kind, "chat");
+});
+
+Deno.test("ls takes -l and a path; cat takes a path", () => {
+  assert.deepEqual(parseLine("ls"), { kind: "ls", path: "/", long: false });
+  assert.deepEqual(parseLine("ls /proc"), { kind: "ls", path: "/proc", long: false });
+  assert.deepEqual(parseLine("ls -l"), { kind: "ls", path: "/", long: true });
+  assert.deepEqual(parseLine("ls plugins -l"), { kind: "ls", path: "plugins", long: true });
+  assert.match(invalid(parseLine("ls -a")).message, /no option -a; it has -l/);
+  assert.equal(parseLine("ls the plugins").kind, "chat");
+  assert.deepEqual(parseLine("cat /config/boot.yaml"), { kind: "cat", path: "/config/boot.yaml" });
+  assert.match(invalid(parseLine("cat")).message, /needs the path of a file/);
+  assert.equal(parseLine("cat is an animal").kind, "chat");
 });

@@ -15,6 +15,7 @@ import type { Client } from "../core/client.ts";
 import type { Host } from "../core/host.ts";
 import { Commands, internalError } from "./commands.ts";
 import { complete } from "./complete.ts";
+import { completionNames, consoleFileSystem } from "./files.ts";
 import type { Style } from "./format.ts";
 import { History, historyPath, MAX_HISTORY } from "./history.ts";
 import { parseLine } from "./parse.ts";
@@ -37,6 +38,8 @@ export async function runTerminal(options: TerminalOptions): Promise<number> {
     host.world.plugins().then((p) => plugins = p, () => {});
   };
 
+  const files = consoleFileSystem(host.files);
+
   const rl = readline.createInterface({
     input: process.stdin,
     output,
@@ -49,6 +52,7 @@ export async function runTerminal(options: TerminalOptions): Promise<number> {
         plugins,
         pids: host.processes.list().map((p) => p.pid),
         methods: host.core.methods,
+        names: (folder) => completionNames(files, folder),
       }),
   });
 

@@ -48,6 +48,8 @@ export interface ProcSources {
   discover?(plugin: string): unknown;
   /** The code `import!("<plugin>")` generates, when it is known. */
   client?(plugin: string): string | undefined;
+  /** Plugins the host implements (listed without a plugin.wasm). */
+  natives?(): string[];
   /** `graph.json`, when the graph is known. */
   graph?(): unknown;
 }
@@ -178,6 +180,7 @@ export class CoreFiles {
     } catch {
       // no plugins folder
     }
+    for (const name of this.#sources.natives?.() ?? []) if (!names.includes(name)) names.push(name);
     return names.sort();
   }
 

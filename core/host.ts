@@ -21,8 +21,37 @@ import { Router } from "./router.ts";
 import { readServices, Services } from "./services.ts";
 import { Upgrades } from "./upgrades.ts";
 import { PluginWatcher } from "./watcher.ts";
+import { cargoPlugin } from "../cargo/build.ts";
+import { cachedSdk, installSdk } from "../cargo/sdk.ts";
+import { ClientCode } from "../cargo/client_code.ts";
+import { join } from "node:path";
 import { PluginVersions } from "./versions.ts";
 import { HostLock, World } from "./world.ts";
+
+/**
+ * The command that runs this `sausage` with `args`: the executable itself
+ * when compiled, `deno run` of main.ts with the host's flags otherwise.
+ */
+export function sausageCommand(args: string[]): string[] {
+  const exe = Deno.execPath();
+  if (!/^deno(\.exe)?$/.test(exe.split(/[\\/]/).pop() ?? "")) return [exe, ...args];
+  const main = new URL("../main.ts", import.meta.url).pathname;
+  return [
+    exe,
+    "run",
+    "--no-prompt",
+    "--allow-read",
+    "--allow-write",
+    "--allow-net",
+    "--allow-env",
+    "--allow-run",
+    "--allow-sys",
+    "--allow-ffi",
+    "--unstable-worker-options",
+    main,
+    ...args,
+  ];
+}
 
 /** Exit code after `core.exit`. */
 export const EXIT_CODE_CORE_EXIT = 75;
@@ -56,6 +85,7 @@ export class Host {
   readonly services: Services;
   readonly graph: Graph;
   readonly activation: Activation;
+  readonly clientCode: ClientCode;
   readonly upgrades: Upgrades;
   readonly router: Router;
   readonly core: CoreApi;
@@ -100,7 +130,19 @@ export class Host {
       journal: this.journal,
       worldRoot: world.root,
       graph: () => this.graph.view,
+      client: (plugin) => {
+        const version = this.versions.known(plugin);
+        const outcome = version && this.discovery.known(version.hash);
+        if (!version || !outcome?.ok) return undefined;
+        const text = this.clientCode.text(plugin, version.hash);
+        if (text !== undefined) return text;
+        this.clientCode.generate(plugin, version.hash, outcome.document);
+        return `// The code of import!("${plugin}") is being generated: read this file again in a moment.\n`;
+      },
+      natives: () => this.processes.natives(),
       discover: (plugin) => {
+        const native = this.processes.native(plugin);
+        if (native) return native.document;
         const version = this.versions.known(plugin);
         const outcome = version && this.discovery.known(version.hash);
         return outcome ? (outcome.ok ? outcome.document : { error: outcome.reason }) : null;
@@ -111,6 +153,11 @@ export class Host {
       files: new FileSystemServer((name) => this.files.layer(name)),
       permissions: { read: [world.root, options.cacheDir], write: [world.root], net: true },
       onFault: (m) => this.journal.event(null, null, `plugin worker fault: ${m}`),
+    });
+    this.clientCode = new ClientCode({
+      cacheDir: options.cacheDir,
+      cache: this.cache,
+      pool: this.pool,
     });
     this.versions = new PluginVersions(world, this.cache);
     this.processes = new ProcessManager({
@@ -154,6 +201,15 @@ export class Host {
         this.discovery.discover(plugin, next).then(() => this.graph.update()).catch(() => {});
       }
     };
+    this.processes.addNative(
+      "cargo",
+      cargoPlugin({
+        world,
+        cacheDir: options.cacheDir,
+        runner: sausageCommand(["test", "--cache-dir", options.cacheDir]),
+        sdkDir: () => cachedSdk(options.cacheDir),
+      }),
+    );
     this.router = new Router(this.processes, this.journal);
     const exit = Promise.withResolvers<number>();
     this.exitRequested = exit.promise;
@@ -188,6 +244,10 @@ export class Host {
     host.journal.event(null, null, `host start: world ${world.root}, pid ${Deno.pid}`);
     for (const note of await host.activation.recover()) host.onNote(note);
     await Deno.mkdir(world.pluginsDir, { recursive: true });
+    // /plugins/cargo/sdk/ shows the SDK this host builds with
+    await installSdk(join(world.pluginDir("cargo"), "sdk")).catch((e) =>
+      host.journal.event(null, null, `warning: cannot install the SDK in plugins/cargo/sdk: ${e}`)
+    );
     host.#watcher = new PluginWatcher(world, host.versions, host.journal);
     host.discovered = host.#discoverAll();
     if (options.services ?? true) {

@@ -10,6 +10,7 @@ import type { LoadedComponent } from "./components/cache.ts";
 import { error, ErrorCode, type Message, RpcError } from "./jsonrpc.ts";
 import type { Journal } from "./journal.ts";
 import type { CoreFiles } from "./files.ts";
+import type { NativePlugin } from "./native.ts";
 import type { LockTable } from "./locks.ts";
 import { pluginNameProblem } from "./names.ts";
 import type { WorkerPool } from "./pool.ts";
@@ -51,6 +52,8 @@ export class ProcessManager {
   readonly #files: CoreFiles;
   readonly #processes = new Map<string, Process>();
   readonly #killTimers = new Map<string, ReturnType<typeof setTimeout>>();
+  readonly #native = new Map<string, NativePlugin>();
+  readonly #aborts = new Map<string, AbortController>();
   #accepting = true;
   /** Where messages from processes go (the router). */
   onMessages: MessageHandler = () => {};
@@ -69,6 +72,21 @@ export class ProcessManager {
     this.#journal = deps.journal;
     this.#locks = deps.locks;
     this.#files = deps.files;
+  }
+
+  /** Registers a plugin the host implements; its name then needs no `plugin.wasm`. */
+  addNative(name: string, plugin: NativePlugin): void {
+    this.#native.set(name, plugin);
+  }
+
+  /** The plugin the host implements under `name`, if any. */
+  native(name: string): NativePlugin | undefined {
+    return this.#native.get(name);
+  }
+
+  /** The names of the plugins the host implements. */
+  natives(): string[] {
+    return [...this.#native.keys()];
   }
 
   /** A running or stopping process. */
@@ -102,6 +120,8 @@ export class ProcessManager {
         `there is no plugin "${request.plugin}": ${problem}`,
       );
     }
+    const native = this.#native.get(request.plugin);
+    if (native && !request.component) return this.#startNative(request, native);
     let component = request.component;
     let failure: unknown;
     if (!component) {
@@ -166,7 +186,9 @@ export class ProcessManager {
     if (process.state !== "running") return process.ended;
     process.state = "stopping";
     this.#journal.event(process.pid, process.plugin, `stop: ${why}`);
-    this.#pool.closeStdin(process.pid);
+    const abort = this.#aborts.get(process.pid);
+    if (abort) abort.abort("stop");
+    else this.#pool.closeStdin(process.pid);
     process.outgoing.clear(); // its pending calls fail: no answer can reach it now
     const timer = setTimeout(() => {
       this.kill(process, `it did not stop within ${STOP_GRACE_MS / 1000} s after ${why}`);
@@ -179,7 +201,15 @@ export class ProcessManager {
   kill(process: Process, why: string): Promise<ProcessEnd> {
     if (process.state === "ended") return process.ended;
     this.#journal.event(process.pid, process.plugin, `kill: ${why}`);
-    this.#pool.kill(process.pid, why);
+    const abort = this.#aborts.get(process.pid);
+    if (abort) {
+      // a native job that ignores a stop is abandoned: its children were sent SIGKILL
+      if (!abort.signal.aborted) abort.abort("kill");
+      this.#aborts.delete(process.pid);
+      this.#ended(process, { status: null, reason: "killed", detail: why });
+    } else {
+      this.#pool.kill(process.pid, why);
+    }
     return process.ended;
   }
 
@@ -197,6 +227,83 @@ export class ProcessManager {
   async killAll(why: string): Promise<void> {
     this.#accepting = false;
     await Promise.all(this.list().map((p) => this.kill(p, why)));
+  }
+
+  /** A call to a plugin the host implements: no worker, the same process face. */
+  #startNative(request: StartRequest, native: NativePlugin): Process {
+    const pid = `${request.plugin}-${uuidv7()}`;
+    this.#journal.track(pid);
+    const abort = new AbortController();
+    const process = new Process({
+      pid,
+      plugin: request.plugin,
+      version: "native",
+      method: request.method,
+      params: request.params,
+      parent: request.parent,
+      origin: request.origin,
+      write: () => {}, // a native process makes no calls, so nothing answers it
+    });
+    this.#processes.set(pid, process);
+    this.#aborts.set(pid, abort);
+    this.#files.add(process);
+    if (request.parent instanceof Process) request.parent.children.add(process);
+    this.#journal.event(
+      pid,
+      request.plugin,
+      `start ${request.method} ${paramsText(request.params)}`,
+    );
+    const method = Object.hasOwn(native.methods, request.method)
+      ? native.methods[request.method]
+      : undefined;
+    const answer = (body: { result: unknown } | { error: ReturnType<RpcError["toObject"]> }) => {
+      if (!process.origin || process.answered) return;
+      process.answered = true;
+      process.origin.peer.deliver({ jsonrpc: "2.0", id: process.origin.id, ...body });
+    };
+    const job = method
+      ? method({
+        pid,
+        signal: abort.signal,
+        log: (line) => this.#journal.append(pid, request.plugin, "stderr", line),
+        notify: (name, params) => {
+          if (process.origin && !process.answered) {
+            process.origin.peer.deliver({
+              jsonrpc: "2.0",
+              method: "core.notify",
+              params: { call: process.origin.id, name, params: params ?? {} },
+            });
+          }
+        },
+      }, request.params)
+      : Promise.reject(
+        new RpcError(ErrorCode.MethodNotFound, `${request.plugin} has no method ${request.method}`),
+      );
+    job.then(
+      (result) => {
+        answer({ result: result ?? null });
+        this.#aborts.delete(pid);
+        this.#ended(process, { status: 0, reason: "exited" });
+      },
+      (e) => {
+        if (abort.signal.aborted) {
+          this.#aborts.delete(pid);
+          this.#ended(process, {
+            status: null,
+            reason: "killed",
+            detail: `it was ${abort.signal.reason === "kill" ? "killed" : "stopped"}`,
+          });
+          return;
+        }
+        const error = e instanceof RpcError
+          ? e
+          : new RpcError(ErrorCode.InternalError, (e as Error).message);
+        answer({ error: error.toObject() });
+        this.#aborts.delete(pid);
+        this.#ended(process, { status: 1, reason: "exited" });
+      },
+    );
+    return process;
   }
 
   #failedStart(pid: string, request: StartRequest, e: unknown): Process {

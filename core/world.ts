@@ -6,6 +6,7 @@
  */
 import { join, resolve } from "node:path";
 import { isPluginName } from "./names.ts";
+import { installSdk } from "../cargo/sdk.ts";
 
 /** Names that are mount points for processes and must not exist in a world. */
 export const MOUNT_POINTS = ["proc", "run", "self"] as const;
@@ -182,6 +183,8 @@ export async function initWorld(root: string): Promise<InitReport> {
     await Deno.mkdir(dir, { recursive: true });
   }
   await world.check();
+  const sdk = join(world.pluginDir("cargo"), "sdk");
+  if (await installSdk(sdk) > 0) report.created.push(`${sdk}/ (the Rust SDK)`);
   for (
     const [path, text] of [[world.agentConfigPath, AGENT_TEMPLATE], [world.bootPath, BOOT_TEMPLATE]]
   ) {

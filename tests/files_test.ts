@@ -40,7 +40,7 @@ Deno.test("/proc/core has PROTOCOL.md, the graph, locks.json and a folder per pl
   ]);
   const protocol = await read(w, "/proc/core/PROTOCOL.md");
   assert.match(String(protocol.text), /^# The Sausage protocol/);
-  assert.deepEqual(await list(w, "/proc/core/plugins"), ["probe"]);
+  assert.deepEqual(await list(w, "/proc/core/plugins"), ["cargo", "probe"]);
   assert.deepEqual(await list(w, "/proc/core/plugins/probe"), ["client.rs", "discover.json"]);
   const graph = JSON.parse(String((await read(w, "/proc/core/graph.json")).text));
   assert.deepEqual(Object.keys(graph.plugins), ["probe"]);

@@ -19,6 +19,7 @@ interface Job {
 export class Transpiler {
   #worker: Worker | undefined;
   #ready: Promise<void> | undefined;
+  #cancelReady: ((e: Error) => void) | undefined;
   #jobs = new Map<number, Job>();
   #nextId = 1;
   #idle: ReturnType<typeof setTimeout> | undefined;
@@ -30,9 +31,14 @@ export class Transpiler {
     const id = this.#nextId++;
     const { promise, resolve, reject } = Promise.withResolvers<TranspiledComponent>();
     this.#jobs.set(id, { resolve, reject });
-    await this.#ready;
-    const job: TranspileJob = { id, bytes, name };
-    worker.postMessage(job);
+    promise.catch(() => {}); // a close() while the worker starts rejects it before we wait on it
+    try {
+      await this.#ready;
+    } catch (e) {
+      this.#jobs.delete(id);
+      throw e;
+    }
+    if (this.#jobs.has(id)) worker.postMessage({ id, bytes, name } satisfies TranspileJob);
     return await promise;
   }
 
@@ -41,6 +47,7 @@ export class Transpiler {
     if (this.#idle !== undefined) clearTimeout(this.#idle);
     this.#worker?.terminate();
     this.#worker = undefined;
+    this.#cancelReady?.(new Error("the transpiler was stopped"));
     this.#ready = undefined;
     for (const job of this.#jobs.values()) job.reject(new Error("the transpiler was stopped"));
     this.#jobs.clear();
@@ -54,6 +61,7 @@ export class Transpiler {
     });
     const ready = Promise.withResolvers<void>();
     this.#ready = ready.promise;
+    this.#cancelReady = ready.reject;
     ready.promise.catch(() => {}); // the jobs carry the error
     worker.onmessage = (event: MessageEvent<TranspileResult>) => {
       if ("ready" in event.data) ready.resolve();

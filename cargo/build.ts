@@ -1,0 +1,393 @@
+/**
+ * `cargo.build` (PROTOCOL section 11): builds `/plugins/<name>/source/` into
+ * a tested release component.
+ *
+ * 1. The source is copied once; the tests and the build use the copy.
+ * 2. The tests run under WASI, release profile, with `sausage test` as the
+ *    runner (each test in its own instance).
+ * 3. The release `.wasm` is built for `wasm32-wasip2`, sharing the compiled
+ *    dependencies with the tests, and copied to
+ *    `/state/cargo/builds/<n>/<name>.wasm`.
+ *
+ * Compiled crates stay in the host's cache (`<cache>/cargo/target`), shared
+ * by all worlds, so a second build compiles only what changed. A failed step
+ * is the error -32004 with its output. A stop or a kill ends the whole
+ * process group of cargo (rustc, build scripts, tests).
+ *
+ * @module
+ */
+import { basename, join } from "node:path";
+import { ErrorCode, RpcError } from "../core/jsonrpc.ts";
+import type { NativeContext, NativePlugin } from "../core/native.ts";
+import { pluginNameProblem } from "../core/names.ts";
+import { findWasmToolchain, ToolchainMissing, WASM_TARGET } from "../core/toolchain.ts";
+import type { World } from "../core/world.ts";
+
+/** What the builder needs from the host. */
+export interface BuilderOptions {
+  world: World;
+  cacheDir: string;
+  /** The command that runs `sausage test` (cargo's runner). */
+  runner: string[];
+  /** The folder with the SDK crates (`sausage-plugin`), installed on first use. */
+  sdkDir?: () => Promise<string>;
+}
+
+/** The result of `cargo.build`. */
+export interface BuildResult {
+  wasm: string;
+  tests: { passed: number; failed: number; output: string };
+  warnings: string[];
+}
+
+/** Most bytes of output kept in an error's data or a result. */
+const MAX_OUTPUT = 256 * 1024;
+/** After a stop, cargo gets this long to end before SIGKILL. */
+const TERM_GRACE_MS = 2000;
+
+interface Step {
+  code: number;
+  stdout: string;
+  stderr: string;
+  messages: CargoMessage[];
+}
+
+interface CargoMessage {
+  reason: string;
+  message?: { level: string; message: string; rendered?: string };
+  target?: { name: string; kind: string[] };
+  filenames?: string[];
+  executable?: string | null;
+  /** An artifact that was up to date (not compiled again). */
+  fresh?: boolean;
+  package_id?: string;
+}
+
+function tail(text: string): string {
+  return text.length > MAX_OUTPUT
+    ? `… (${text.length - MAX_OUTPUT} bytes cut)\n${text.slice(-MAX_OUTPUT)}`
+    : text;
+}
+
+function buildFailed(step: string, output: string, extra: Record<string, unknown> = {}): RpcError {
+  return new RpcError(ErrorCode.BuildFailed, `cargo.build: ${step} failed`, {
+    step,
+    output: tail(output),
+    ...extra,
+  });
+}
+
+/** Copies a source folder without `target/` and hidden folders. */
+async function copySource(from: string, to: string): Promise<void> {
+  await Deno.mkdir(to, { recursive: true });
+  for await (const e of Deno.readDir(from)) {
+    if (e.name === "target" || (e.isDirectory && e.name.startsWith("."))) continue;
+    const a = join(from, e.name);
+    const b = join(to, e.name);
+    if (e.isDirectory) await copySource(a, b);
+    else if (e.isFile) await Deno.copyFile(a, b);
+    else if (e.isSymlink) await Deno.symlink(await Deno.readLink(a), b);
+  }
+}
+
+/**
+ * Makes the copied package a workspace of its own (unless it is one), so
+ * that a workspace above the copy's folder never claims it.
+ */
+async function standalone(manifest: string): Promise<void> {
+  const text = await Deno.readTextFile(manifest);
+  if (/^\s*\[workspace\]/m.test(text)) return;
+  await Deno.writeTextFile(manifest, `${text.trimEnd()}\n\n[workspace]\n`);
+}
+
+/** The next build number: `state/cargo/builds/<n>/` made atomically. */
+async function nextBuildDir(world: World): Promise<{ n: number; dir: string }> {
+  const builds = join(world.stateDir, "cargo", "builds");
+  await Deno.mkdir(builds, { recursive: true });
+  let n = 1;
+  for await (const e of Deno.readDir(builds)) {
+    if (e.isDirectory && /^\d+$/.test(e.name)) n = Math.max(n, Number(e.name) + 1);
+  }
+  for (;; n++) {
+    try {
+      await Deno.mkdir(join(builds, String(n)));
+      return { n, dir: join(builds, String(n)) };
+    } catch (e) {
+      if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+    }
+  }
+}
+
+/** The `cargo` plugin. */
+export function cargoPlugin(options: BuilderOptions): NativePlugin {
+  return {
+    document: DISCOVER,
+    methods: {
+      "rpc.discover": () => Promise.resolve(DISCOVER),
+      build: (ctx, params) => build(options, ctx, params),
+    },
+  };
+}
+
+async function build(
+  o: BuilderOptions,
+  ctx: NativeContext,
+  params: Record<string, unknown>,
+): Promise<BuildResult> {
+  const plugin = params.plugin;
+  if (typeof plugin !== "string") {
+    throw new RpcError(ErrorCode.InvalidParams, `cargo.build needs "plugin", a plugin name`);
+  }
+  const problem = pluginNameProblem(plugin);
+  if (problem) throw new RpcError(ErrorCode.InvalidParams, `cargo.build: ${problem}`);
+  const source = join(o.world.pluginDir(plugin), "source");
+  try {
+    await Deno.stat(join(source, "Cargo.toml"));
+  } catch {
+    throw new RpcError(
+      ErrorCode.InvalidParams,
+      `cargo.build: there is no /plugins/${plugin}/source/Cargo.toml: write the plugin's source there first`,
+    );
+  }
+  let toolchain;
+  try {
+    toolchain = await findWasmToolchain();
+  } catch (e) {
+    if (e instanceof ToolchainMissing) throw buildFailed("finding a toolchain", e.message);
+    throw e;
+  }
+  const work = join(o.cacheDir, "cargo", "work", crypto.randomUUID());
+  const targetDir = join(o.cacheDir, "cargo", "target");
+  try {
+    ctx.notify("progress", { step: "copy", text: `copying /plugins/${plugin}/source` });
+    await copySource(source, work);
+    await standalone(join(work, "Cargo.toml"));
+    const sdk = o.sdkDir ? await o.sdkDir() : undefined;
+    const config = [
+      `target.${WASM_TARGET}.runner=${JSON.stringify(o.runner)}`,
+      // sausage-plugin = "0.1" is the SDK the host ships
+      ...(sdk
+        ? [`patch.crates-io.sausage-plugin.path=${JSON.stringify(join(sdk, "sausage-plugin"))}`]
+        : []),
+    ].flatMap((c) => ["--config", c]);
+    const env = {
+      ...toolchain.env,
+      CARGO_TARGET_DIR: targetDir,
+      CARGO_TERM_COLOR: "never",
+      CARGO_TERM_PROGRESS_WHEN: "never",
+    };
+    const common = [
+      "--release",
+      "--target",
+      WASM_TARGET,
+      "--message-format",
+      "json-diagnostic-rendered-ansi",
+      ...config,
+    ];
+
+    ctx.notify("progress", { step: "test", text: "running the tests" });
+    const tests = await cargo(["test", ...common, "--no-fail-fast"], work, env, ctx);
+    const compileErrors = errorsOf(tests);
+    if (compileErrors) throw buildFailed("compiling the tests", compileErrors);
+    const counts = testCounts(tests.stdout);
+    const testOutput = testText(tests.stdout);
+    if (tests.code !== 0 && !testOutput) throw buildFailed("cargo test", tests.stderr);
+    if (tests.code !== 0) {
+      throw buildFailed("the tests", testOutput || tests.stderr, {
+        tests: { ...counts, output: tail(testOutput) },
+      });
+    }
+
+    ctx.notify("progress", { step: "build", text: "building the release component" });
+    const built = await cargo(["build", ...common], work, env, ctx);
+    const buildErrors = errorsOf(built);
+    if (built.code !== 0 || buildErrors) {
+      throw buildFailed("the build", buildErrors || built.stderr);
+    }
+    const artifact = pickArtifact(built.messages, plugin);
+    if (!artifact) {
+      throw buildFailed(
+        "the build",
+        `no ${WASM_TARGET} binary was built: the crate needs a \`fn main\` (a bin target)`,
+      );
+    }
+    const { n, dir } = await nextBuildDir(o.world);
+    const name = `${plugin}.wasm`;
+    await Deno.copyFile(artifact, join(dir, name));
+    ctx.log(`built ${basename(artifact)} as /state/cargo/builds/${n}/${name}`);
+    return {
+      wasm: `/state/cargo/builds/${n}/${name}`,
+      tests: { ...counts, output: tail(testOutput) },
+      warnings: warningsOf([...tests.messages, ...built.messages]),
+    };
+  } finally {
+    await Deno.remove(work, { recursive: true }).catch(() => {});
+  }
+}
+
+/** Runs cargo in a process group of its own, so a stop or a kill reaches rustc and the tests too. */
+async function cargo(
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+  ctx: NativeContext,
+): Promise<Step> {
+  const useSetsid = Deno.build.os === "linux";
+  const child = new Deno.Command(useSetsid ? "setsid" : "cargo", {
+    args: useSetsid ? ["cargo", ...args] : args,
+    cwd,
+    env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const group = useSetsid ? -child.pid : child.pid;
+  const signal = (s: Deno.Signal) => {
+    try {
+      Deno.kill(group, s);
+    } catch {
+      // already gone
+    }
+  };
+  const onAbort = () => {
+    if (ctx.signal.reason === "kill") return signal("SIGKILL");
+    signal("SIGTERM");
+    setTimeout(() => signal("SIGKILL"), TERM_GRACE_MS);
+  };
+  ctx.signal.addEventListener("abort", onAbort, { once: true });
+  const messages: CargoMessage[] = [];
+  let stdout = "";
+  let stderr = "";
+  let compiled = 0;
+  const readLines = async (stream: ReadableStream<Uint8Array>, onLine: (line: string) => void) => {
+    let partial = "";
+    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+      partial += chunk;
+      const lines = partial.split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) onLine(line);
+    }
+    if (partial) onLine(partial);
+  };
+  await Promise.all([
+    readLines(child.stdout, (line) => {
+      if (line.startsWith("{")) {
+        try {
+          const m = JSON.parse(line) as CargoMessage;
+          if (typeof m.reason === "string") {
+            messages.push(m);
+            if (m.reason === "compiler-artifact" && !m.fresh) {
+              compiled++;
+              ctx.notify("progress", {
+                step: "compile",
+                crates: compiled,
+                text: `compiled ${m.target?.name}`,
+              });
+            }
+            return;
+          }
+        } catch {
+          // test output that starts with a brace
+        }
+      }
+      stdout += line + "\n";
+      if (line.startsWith("test result: ")) ctx.notify("progress", { step: "test", text: line });
+    }),
+    readLines(child.stderr, (line) => {
+      stderr += line + "\n";
+      ctx.log(line);
+    }),
+  ]);
+  const status = await child.status;
+  ctx.signal.removeEventListener("abort", onAbort);
+  if (ctx.signal.aborted) throw new Error("cargo was stopped");
+  return { code: status.code, stdout, stderr, messages };
+}
+
+function rendered(m: CargoMessage): string {
+  return m.message?.rendered ?? m.message?.message ?? "";
+}
+
+function errorsOf(step: Step): string {
+  return step.messages
+    .filter((m) => m.reason === "compiler-message" && m.message?.level === "error")
+    .map(rendered)
+    .join("\n");
+}
+
+function warningsOf(messages: CargoMessage[]): string[] {
+  const seen = new Set<string>();
+  for (const m of messages) {
+    if (m.reason !== "compiler-message" || m.message?.level !== "warning") continue;
+    const text = rendered(m).trim();
+    if (text && !/^\d+ warnings? emitted/.test(m.message.message)) seen.add(text);
+  }
+  return [...seen];
+}
+
+/** Sums libtest's summary lines. */
+export function testCounts(stdout: string): { passed: number; failed: number } {
+  let passed = 0;
+  let failed = 0;
+  for (const m of stdout.matchAll(/test result: \w+\. (\d+) passed; (\d+) failed/g)) {
+    passed += Number(m[1]);
+    failed += Number(m[2]);
+  }
+  return { passed, failed };
+}
+
+function testText(stdout: string): string {
+  return stdout.split("\n").filter((l) => !l.startsWith("{")).join("\n").trim();
+}
+
+/** The release binary of the crate: the bin named like the plugin, or the only bin. */
+function pickArtifact(messages: CargoMessage[], plugin: string): string | undefined {
+  const bins = messages.filter((m) =>
+    m.reason === "compiler-artifact" && m.target?.kind.includes("bin") &&
+    m.executable?.endsWith(".wasm")
+  );
+  const wanted = plugin.replaceAll("-", "_");
+  const named = bins.find((m) => m.target?.name.replaceAll("-", "_") === wanted);
+  return (named ?? (bins.length === 1 ? bins[0] : undefined))?.executable ?? undefined;
+}
+
+/** The interface of `cargo`. */
+const DISCOVER = {
+  openrpc: "1.2.6",
+  info: { title: "cargo", version: "0.1.0" },
+  methods: [{
+    name: "build",
+    summary: "Build /plugins/<plugin>/source/ into a tested release component.",
+    description:
+      "Copies the source once, runs its tests under WASI in the release profile, and builds the " +
+      "release wasm32-wasip2 component to /state/cargo/builds/<n>/<plugin>.wasm. It does not " +
+      "activate it: call core.activate next. A failed step is the error -32004 with its output.",
+    paramStructure: "by-name",
+    params: [{
+      name: "plugin",
+      required: true,
+      schema: { type: "string" },
+      description: "The plugin to build.",
+    }],
+    result: {
+      name: "Built",
+      schema: {
+        type: "object",
+        properties: {
+          wasm: { type: "string" },
+          tests: {
+            type: "object",
+            properties: {
+              passed: { type: "integer", minimum: 0 },
+              failed: { type: "integer", minimum: 0 },
+              output: { type: "string" },
+            },
+            required: ["passed", "failed", "output"],
+          },
+          warnings: { type: "array", items: { type: "string" } },
+        },
+        required: ["wasm", "tests", "warnings"],
+      },
+    },
+  }],
+};

@@ -1,0 +1,135 @@
+/**
+ * `cargo.build` in a world (PROTOCOL section 11), with the SDK example
+ * `notes` as the plugin's source.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { startWorld, type TestWorld } from "../tests/world.ts";
+
+const NOTES = new URL("../plugins/notes/src/main.rs", import.meta.url).pathname;
+
+/** Writes `plugins/<name>/source/` with the notes example, changed by `edit`. */
+async function writeSource(w: TestWorld, name: string, edit: (main: string) => string = (m) => m) {
+  const src = join(w.root, "plugins", name, "source");
+  await Deno.mkdir(join(src, "src"), { recursive: true });
+  await Deno.writeTextFile(join(src, "src", "main.rs"), edit(await Deno.readTextFile(NOTES)));
+  await Deno.writeTextFile(
+    join(src, "Cargo.toml"),
+    `[package]\nname = "${name}"\nversion = "0.1.0"\nedition = "2024"\n\n[dependencies]\nsausage-plugin = "0.1"\n`,
+  );
+}
+
+async function build(w: TestWorld, plugin: string) {
+  const steps: Record<string, unknown>[] = [];
+  const response = await w.client.request("cargo.build", { plugin }, {
+    onNotify: (_name, params) => steps.push(params as Record<string, unknown>),
+  });
+  return { response, steps };
+}
+
+Deno.test("cargo.build builds and tests the SDK example; core.activate makes it current; it works", async () => {
+  await using w = await startWorld();
+  await writeSource(w, "notes");
+  const { response, steps } = await build(w, "notes");
+  assert.equal(response.error, undefined, JSON.stringify(response.error, null, 2));
+  const result = response.result as {
+    wasm: string;
+    tests: { passed: number; failed: number; output: string };
+  };
+  assert.match(result.wasm, /^\/state\/cargo\/builds\/\d+\/notes\.wasm$/);
+  assert.equal(result.tests.failed, 0);
+  assert.equal(result.tests.passed, 2);
+  assert.ok(steps.some((s) => s.step === "test"));
+  // the build did not activate anything
+  await assert.rejects(Deno.stat(join(w.root, "plugins", "notes", "plugin.wasm")));
+  const activated = await w.request("core.activate", { plugin: "notes", wasm: result.wasm });
+  assert.equal(activated.error, undefined, activated.error?.message);
+  const adds = await Promise.all(
+    ["milk", "eggs", "flour"].map((text) => w.call("notes.add", { text })),
+  );
+  assert.deepEqual((adds as { count: number }[]).map((a) => a.count).sort(), [1, 2, 3]);
+  assert.deepEqual(((await w.call("notes.list")) as string[]).sort(), ["eggs", "flour", "milk"]);
+  // a call to cargo.build has a process, a folder in /proc while it runs, and journal entries
+  assert.ok(w.host.journal.query({ plugin: "cargo", grep: "^start build" }).length === 1);
+});
+
+Deno.test("a second build after a one-line change compiles only the plugin", async () => {
+  await using w = await startWorld();
+  await writeSource(w, "notes2");
+  assert.equal((await build(w, "notes2")).response.error, undefined);
+  await writeSource(
+    w,
+    "notes2",
+    (m) => m.replace("Add a note at the end of the list.", "Add a note, at the end."),
+  );
+  const started = performance.now();
+  const { response, steps } = await build(w, "notes2");
+  const seconds = (performance.now() - started) / 1000;
+  assert.equal(response.error, undefined);
+  const compiled = steps.filter((s) => s.step === "compile").map((s) => String(s.text));
+  assert.ok(
+    compiled.every((t) => /notes2/.test(t)),
+    `compiled again: ${compiled.join(", ")} (${seconds} s)`,
+  );
+});
+
+Deno.test("a failing test is -32004 with the test output; the other tests still ran", async () => {
+  await using w = await startWorld();
+  await writeSource(
+    w,
+    "broken",
+    (m) => m.replace("assert!(Notes.list().unwrap().is_empty());", 'assert!(false, "on purpose");'),
+  );
+  const { response } = await build(w, "broken");
+  assert.equal(response.error?.code, -32004);
+  const data = response.error!.data as {
+    step: string;
+    tests: { passed: number; failed: number; output: string };
+  };
+  assert.equal(data.step, "the tests");
+  assert.equal(data.tests.failed, 1);
+  assert.equal(data.tests.passed, 1);
+  assert.match(data.tests.output, /on purpose/);
+});
+
+Deno.test("a compile error is -32004 with the compiler's message", async () => {
+  await using w = await startWorld();
+  await writeSource(
+    w,
+    "typo",
+    (m) => m.replace("fn file() -> PathBuf {", "fn file() -> PathBuff {"),
+  );
+  const { response } = await build(w, "typo");
+  assert.equal(response.error?.code, -32004);
+  const data = response.error!.data as { step: string; output: string };
+  assert.equal(data.step, "compiling the tests");
+  assert.match(data.output, /PathBuff/);
+});
+
+Deno.test("a build of a plugin without source is a clear error", async () => {
+  await using w = await startWorld();
+  const r = await w.request("cargo.build", { plugin: "nothing" });
+  assert.equal(r.error?.code, -32602);
+  assert.match(r.error!.message, /\/plugins\/nothing\/source\/Cargo\.toml/);
+});
+
+Deno.test("a kill during a build ends cargo and every rustc at once", async () => {
+  await using w = await startWorld();
+  await writeSource(w, "killed", (m) => m.replace("fn main() {", "fn main() {\n    let _ = 1;"));
+  const pending = w.request("cargo.build", { plugin: "killed" });
+  let pid = "";
+  const deadline = performance.now() + 60_000;
+  while (!pid && performance.now() < deadline) {
+    pid = w.host.processes.list().find((p) => p.plugin === "cargo")?.pid ?? "";
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await new Promise((r) => setTimeout(r, 1500)); // cargo is compiling or testing by now
+  await w.call("core.kill", { pid });
+  const r = await pending;
+  assert.equal(r.error?.code, -32002);
+  await new Promise((r) => setTimeout(r, 500));
+  const ps = new TextDecoder().decode(
+    (await new Deno.Command("ps", { args: ["-eo", "args"], stdout: "piped" }).output()).stdout,
+  );
+  assert.ok(!ps.split("\n").some((l) => l.includes("/cargo/work/")), ps);
+});

@@ -1,0 +1,850 @@
+//! The macros of [`sausage-plugin`](https://docs.rs/sausage-plugin):
+//! `#[rpc]`, `#[on_retired]`, `#[schema]`, `import!` and `#[test]`.
+//!
+//! Use them through `sausage_plugin`, which re-exports them and documents
+//! each one with examples. The generated code refers to
+//! `::sausage_plugin`, so a plugin depends on that crate only.
+//!
+//! Each rule that the macros enforce has a compile error that names the
+//! item and says what to write:
+//!
+//! - a method of `#[rpc]` takes `&self`, an optional `ctx: &Ctx` and at most
+//!   one params argument, and returns `Result<T>`;
+//! - the params argument is a `#[schema]` struct with named fields;
+//! - each method, each `#[schema]` type and each field has a doc comment;
+//! - every type a method takes or returns is in the schema subset of
+//!   PROTOCOL 10.2.
+
+use proc_macro::TokenStream;
+use proc_macro2::{Span, TokenStream as TokenStream2, TokenTree};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::parse::Parser;
+use syn::spanned::Spanned;
+use syn::{
+    Attribute, Data, DeriveInput, Expr, ExprLit, FnArg, Ident, ImplItem, ImplItemFn, ItemFn, ItemImpl, Lit, LitStr,
+    Meta, ReturnType, Type,
+};
+
+/// Makes an `impl` block an interface. See `sausage_plugin::rpc`.
+#[proc_macro_attribute]
+pub fn rpc(attr: TokenStream, item: TokenStream) -> TokenStream {
+    match rpc_impl(attr.into(), item.into()) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// Marks the method that answers `rpc.retired`. See `sausage_plugin::on_retired`.
+#[proc_macro_attribute]
+pub fn on_retired(attr: TokenStream, item: TokenStream) -> TokenStream {
+    if attr.to_string() == "__inside_rpc" {
+        return item;
+    }
+    let item: TokenStream2 = item.into();
+    let error = syn::Error::new(
+        Span::call_site(),
+        "#[on_retired] marks a method inside an #[rpc] impl: put it on a method of the main interface's #[rpc] impl",
+    );
+    let mut out = error.to_compile_error();
+    out.extend(item);
+    out.into()
+}
+
+/// The serde and schemars derives, and the schema-subset checks. See `sausage_plugin::schema`.
+#[proc_macro_attribute]
+pub fn schema(attr: TokenStream, item: TokenStream) -> TokenStream {
+    match schema_impl(attr.into(), item.into()) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// Generates `mod <name>` from `imports/<name>.json`. See `sausage_plugin::import`.
+#[proc_macro]
+pub fn import(input: TokenStream) -> TokenStream {
+    match import_impl(input.into()) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// An async test. See `sausage_plugin::test`.
+#[proc_macro_attribute]
+pub fn test(attr: TokenStream, item: TokenStream) -> TokenStream {
+    match test_impl(attr.into(), item.into()) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// docs
+
+/// The doc comment of an item, with one leading space removed per line;
+/// `None` when there is none or it is blank.
+fn docs(attrs: &[Attribute]) -> Option<String> {
+    let mut lines = Vec::new();
+    for attr in attrs {
+        if !attr.path().is_ident("doc") {
+            continue;
+        }
+        if let Meta::NameValue(nv) = &attr.meta
+            && let Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) = &nv.value
+        {
+            let value = s.value();
+            for line in value.split('\n') {
+                lines.push(line.strip_prefix(' ').unwrap_or(line).trim_end().to_owned());
+            }
+        }
+    }
+    let text = lines.join("\n").trim().to_owned();
+    if text.is_empty() { None } else { Some(text) }
+}
+
+/// The crate root (`src/main.rs` or `src/lib.rs`) of the package being
+/// compiled, parsed: an attribute macro sees only its own item, but the
+/// crate docs and the docs of the interface's struct are part of the
+/// interface too.
+fn crate_root() -> Option<syn::File> {
+    let dir = std::env::var("CARGO_MANIFEST_DIR").ok()?;
+    for file in ["src/main.rs", "src/lib.rs"] {
+        let Ok(text) = std::fs::read_to_string(std::path::Path::new(&dir).join(file)) else { continue };
+        return syn::parse_file(&text).ok();
+    }
+    None
+}
+
+/// The docs of the struct or enum `name` at the top level of the crate root.
+fn type_docs(root: &syn::File, name: &str) -> Option<String> {
+    root.items.iter().find_map(|item| match item {
+        syn::Item::Struct(s) if s.ident == name => docs(&s.attrs),
+        syn::Item::Enum(e) if e.ident == name => docs(&e.attrs),
+        _ => None,
+    })
+}
+
+// ---------------------------------------------------------------------------
+// #[rpc]
+
+struct RpcArgs {
+    endpoints: Vec<(String, Type)>,
+    grace_seconds: Option<u64>,
+}
+
+fn parse_rpc_args(attr: TokenStream2) -> syn::Result<RpcArgs> {
+    let mut args = RpcArgs { endpoints: Vec::new(), grace_seconds: None };
+    let parser = syn::meta::parser(|meta| {
+        if meta.path.is_ident("endpoints") {
+            meta.parse_nested_meta(|endpoint| {
+                let Some(name) = endpoint.path.get_ident() else {
+                    return Err(
+                        endpoint.error("an endpoint name is one word, for example endpoints(control = Control)")
+                    );
+                };
+                let name = name.to_string();
+                if !name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
+                    return Err(endpoint.error(format!(
+                        "the endpoint name `{name}` must use a-z, 0-9 and _, for example endpoints(control = Control)"
+                    )));
+                }
+                let ty: Type = endpoint.value()?.parse()?;
+                if args.endpoints.iter().any(|(n, _)| *n == name) {
+                    return Err(endpoint.error(format!("the endpoint `{name}` is declared twice")));
+                }
+                args.endpoints.push((name, ty));
+                Ok(())
+            })
+        } else if meta.path.is_ident("grace_seconds") {
+            let value: syn::LitInt = meta.value()?.parse()?;
+            args.grace_seconds = Some(value.base10_parse()?);
+            Ok(())
+        } else {
+            Err(meta.error(
+                "unknown #[rpc] option: write #[rpc], #[rpc(endpoints(name = Type))] or #[rpc(grace_seconds = N)]",
+            ))
+        }
+    });
+    parser.parse2(attr)?;
+    Ok(args)
+}
+
+enum Arg {
+    Ctx,
+    Params(Box<Type>),
+}
+
+struct Method {
+    ident: Ident,
+    name: String,
+    doc: String,
+    is_async: bool,
+    args: Vec<Arg>,
+    ret: Type,
+}
+
+impl Method {
+    fn params(&self) -> Option<&Type> {
+        self.args.iter().find_map(|a| match a {
+            Arg::Params(ty) => Some(&**ty),
+            Arg::Ctx => None,
+        })
+    }
+}
+
+fn is_ctx(ty: &Type) -> bool {
+    let inner = match ty {
+        Type::Reference(r) => &*r.elem,
+        other => other,
+    };
+    matches!(inner, Type::Path(p) if p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Ctx"))
+}
+
+/// A method of an `#[rpc]` impl, and the error of a missing doc comment
+/// (the method is still generated, so that no other error follows).
+fn analyze_method(f: &ImplItemFn, retired: bool) -> syn::Result<(Method, Option<syn::Error>)> {
+    let sig = &f.sig;
+    let name = sig.ident.to_string();
+    let what = if retired { format!("the #[on_retired] method `{name}`") } else { format!("the method `{name}`") };
+    if let Some(c) = &sig.constness {
+        return Err(syn::Error::new(c.span(), format!("{what} cannot be `const` in an #[rpc] impl")));
+    }
+    if let Some(u) = &sig.unsafety {
+        return Err(syn::Error::new(u.span(), format!("{what} cannot be `unsafe` in an #[rpc] impl")));
+    }
+    if sig.abi.is_some() || sig.variadic.is_some() {
+        return Err(syn::Error::new(sig.span(), format!("{what} must be a plain Rust method")));
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        return Err(syn::Error::new(
+            sig.generics.span(),
+            format!("{what} cannot be generic: a JSON-RPC method has one params type and one result type"),
+        ));
+    }
+    let mut inputs = sig.inputs.iter();
+    match inputs.next() {
+        Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none() && r.colon_token.is_none() => {}
+        Some(FnArg::Receiver(r)) => {
+            let written = match (&r.reference, &r.mutability, &r.colon_token) {
+                (_, _, Some(_)) => format!("self: {}", r.ty.to_token_stream()),
+                (Some(_), Some(_), None) => "&mut self".to_owned(),
+                (None, Some(_), None) => "mut self".to_owned(),
+                _ => "self".to_owned(),
+            };
+            return Err(syn::Error::new(
+                r.span(),
+                format!(
+                    "{what} must take `&self`, not `{written}`: each call runs in a fresh process, so there is no state to mutate or consume"
+                ),
+            ));
+        }
+        _ => {
+            return Err(syn::Error::new(
+                sig.ident.span(),
+                format!(
+                    "{what} must take `&self`: write `fn {name}(&self, ...)`; helper functions without `self` go in another impl block"
+                ),
+            ));
+        }
+    }
+    let mut args = Vec::new();
+    for input in inputs {
+        let FnArg::Typed(pat_type) = input else { continue };
+        let ty = &*pat_type.ty;
+        if is_ctx(ty) {
+            match ty {
+                Type::Reference(r) if r.mutability.is_none() => {}
+                _ => {
+                    return Err(syn::Error::new(
+                        ty.span(),
+                        format!("{what} takes the context by reference: write `ctx: &Ctx`"),
+                    ));
+                }
+            }
+            if args.iter().any(|a| matches!(a, Arg::Ctx)) {
+                return Err(syn::Error::new(ty.span(), format!("{what} takes `ctx: &Ctx` twice: once is enough")));
+            }
+            args.push(Arg::Ctx);
+            continue;
+        }
+        if let Type::Reference(_) = ty {
+            return Err(syn::Error::new(
+                ty.span(),
+                format!("{what} takes its params by value: write `params: {}` without `&`", strip_ref(ty)),
+            ));
+        }
+        if args.iter().any(|a| matches!(a, Arg::Params(_))) {
+            return Err(syn::Error::new(
+                pat_type.span(),
+                format!(
+                    "{what} takes at most one params argument: put all params as fields of one #[schema] struct, \
+                     for example `{name_camel}Params`",
+                    name_camel = camel(&name)
+                ),
+            ));
+        }
+        args.push(Arg::Params(Box::new(ty.clone())));
+    }
+    let doc = docs(&f.attrs);
+    let missing_doc = (doc.is_none() && !retired).then(|| {
+        syn::Error::new(
+            sig.ident.span(),
+            format!(
+                "{what} has no doc comment: other agents read it to use the interface. \
+                 Write `/// What {name} does.` above it (the first paragraph is the summary in rpc.discover)"
+            ),
+        )
+    });
+    let ret = match &sig.output {
+        ReturnType::Type(_, ty) => (**ty).clone(),
+        ReturnType::Default => {
+            return Err(syn::Error::new(
+                sig.ident.span(),
+                format!("{what} returns nothing: return `Result<T>`, for example `fn {name}(&self) -> Result<()>`"),
+            ));
+        }
+    };
+    if !is_result(&ret) {
+        let written = ret.to_token_stream().to_string();
+        return Err(syn::Error::new(
+            ret.span(),
+            format!(
+                "{what} returns `{written}`: return `Result<{written}>` (sausage_plugin::Result), \
+                 so that the method can answer with an error"
+            ),
+        ));
+    }
+    Ok((
+        Method {
+            ident: sig.ident.clone(),
+            name,
+            doc: doc.unwrap_or_default(),
+            is_async: sig.asyncness.is_some(),
+            args,
+            ret,
+        },
+        missing_doc,
+    ))
+}
+
+/// Whether a return type is written as a `Result<...>` (any path whose last
+/// segment is `Result` with type arguments, such as `io::Result<T>`).
+fn is_result(ty: &Type) -> bool {
+    match ty {
+        Type::Path(p) => p
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "Result" && matches!(s.arguments, syn::PathArguments::AngleBracketed(_))),
+        Type::Group(g) => is_result(&g.elem),
+        Type::Paren(p) => is_result(&p.elem),
+        _ => false,
+    }
+}
+
+fn strip_ref(ty: &Type) -> String {
+    match ty {
+        Type::Reference(r) => r.elem.to_token_stream().to_string(),
+        other => other.to_token_stream().to_string(),
+    }
+}
+
+fn camel(snake: &str) -> String {
+    snake
+        .split('_')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let mut c = p.chars();
+            c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+        })
+        .collect()
+}
+
+fn is_attr(attr: &Attribute, name: &str) -> bool {
+    attr.path().segments.last().is_some_and(|s| s.ident == name)
+}
+
+fn rpc_impl(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
+    let args = match parse_rpc_args(attr) {
+        Ok(args) => args,
+        Err(e) => {
+            let mut out = e.to_compile_error();
+            out.extend(item);
+            return Ok(out);
+        }
+    };
+    let mut imp: ItemImpl = syn::parse2(item)?;
+    if let Some((_, path, _)) = &imp.trait_ {
+        return Err(syn::Error::new(
+            path.span(),
+            "#[rpc] goes on an inherent impl (`impl Type { ... }`), not on a trait impl",
+        ));
+    }
+    if !imp.generics.params.is_empty() {
+        return Err(syn::Error::new(imp.generics.span(), "#[rpc] impls cannot be generic: write `impl Type { ... }`"));
+    }
+    let self_ty = imp.self_ty.clone();
+    let mut methods = Vec::new();
+    let mut retired: Option<Method> = None;
+    let mut errors: Option<syn::Error> = None;
+    let mut push_error = |e: syn::Error| match &mut errors {
+        Some(all) => all.combine(e),
+        None => errors = Some(e),
+    };
+    for item in &mut imp.items {
+        let ImplItem::Fn(f) = item else { continue };
+        let is_retired = f.attrs.iter().any(|a| is_attr(a, "on_retired"));
+        // `#[on_retired(__inside_rpc)]` expands to the method unchanged, and
+        // the import of `on_retired` counts as used.
+        for attr in &mut f.attrs {
+            if is_attr(attr, "on_retired") {
+                let path = attr.path().clone();
+                *attr = syn::parse_quote!(#[#path(__inside_rpc)]);
+            }
+        }
+        match analyze_method(f, is_retired) {
+            Ok((method, missing_doc)) => {
+                if let Some(e) = missing_doc {
+                    push_error(e);
+                }
+                if !is_retired {
+                    methods.push(method);
+                } else if retired.is_some() {
+                    push_error(syn::Error::new(f.sig.ident.span(), "only one method can be #[on_retired]"));
+                } else {
+                    retired = Some(method);
+                }
+            }
+            Err(e) => push_error(e),
+        }
+    }
+    let errors = errors.map(|e| e.to_compile_error()).unwrap_or_default();
+
+    let sp = quote!(::sausage_plugin);
+    let names: Vec<&str> = methods.iter().map(|m| m.name.as_str()).collect();
+    let mut arms = Vec::new();
+    let mut describes = Vec::new();
+    let mut checks = Vec::new();
+    for (method, json_name) in
+        methods.iter().map(|m| (m, m.name.clone())).chain(retired.iter().map(|m| (m, "rpc.retired".to_owned())))
+    {
+        arms.push(dispatch_arm(method, &json_name));
+        let ret = &method.ret;
+        checks.push(respan(quote!(#ret: #sp::MethodResult,), ret.span()));
+        if let Some(params) = method.params() {
+            checks.push(respan(quote!(#params: #sp::ParamsStruct,), params.span()));
+        }
+        if json_name == "rpc.retired" {
+            continue;
+        }
+        let doc = &method.doc;
+        let ok = quote!(<#ret as #sp::MethodResult>::Ok);
+        describes.push(match method.params() {
+            Some(params) => quote!(describer.method::<#params, #ok>(#json_name, #doc)),
+            None => quote!(describer.method_without_params::<#ok>(#json_name, #doc)),
+        });
+    }
+    let root = crate_root();
+    let type_name = match &*self_ty {
+        Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default(),
+        _ => String::new(),
+    };
+    let impl_doc =
+        docs(&imp.attrs).or_else(|| root.as_ref().and_then(|r| type_docs(r, &type_name))).unwrap_or_default();
+    let description = match root.as_ref().and_then(|r| docs(&r.attrs)) {
+        Some(doc) => quote!(#doc),
+        None => quote!(::core::env!("CARGO_PKG_DESCRIPTION")),
+    };
+    let grace = match args.grace_seconds {
+        Some(n) => quote!(::core::option::Option::Some(#n)),
+        None => quote!(::core::option::Option::None),
+    };
+    let endpoint_infos = args.endpoints.iter().map(|(_, ty)| quote!(#sp::__private::EndpointInfo::of::<#ty>()));
+    let endpoint_impls = args.endpoints.iter().map(|(name, ty)| {
+        quote_spanned! {ty.span()=>
+            impl #sp::Endpoint for #ty {
+                const NAME: &'static str = #name;
+            }
+        }
+    });
+
+    // The rules on types are where clauses: each broken one is one error at
+    // the type, and the body is checked as if it held (no errors follow).
+    Ok(quote! {
+        #errors
+
+        #imp
+
+        impl #sp::Interface for #self_ty
+        where
+            #(#checks)*
+        {
+            const __METHODS: &'static [&'static str] = &[#(#names),*];
+            const __DOC: &'static str = #impl_doc;
+
+            #[allow(unused_variables, clippy::all)]
+            fn __dispatch(
+                self: #sp::__private::Rc<Self>,
+                method: &str,
+                params: #sp::__private::Value,
+                ctx: #sp::Ctx,
+            ) -> ::core::option::Option<#sp::__private::LocalFuture<#sp::Result<#sp::__private::Value>>> {
+                match method {
+                    #(#arms)*
+                    _ => ::core::option::Option::None,
+                }
+            }
+
+            #[allow(unused_variables, unused_mut)]
+            fn __describe(describer: &mut #sp::__private::Describer) -> ::std::vec::Vec<#sp::__private::Value> {
+                ::std::vec![#(#describes),*]
+            }
+
+            fn __plugin() -> #sp::__private::PluginInfo {
+                #sp::__private::PluginInfo {
+                    name: ::core::env!("CARGO_PKG_NAME"),
+                    version: ::core::env!("CARGO_PKG_VERSION"),
+                    description: #description,
+                    grace_seconds: #grace,
+                    endpoints: ::std::vec![#(#endpoint_infos),*],
+                }
+            }
+        }
+
+        #(#endpoint_impls)*
+    })
+}
+
+fn dispatch_arm(method: &Method, json_name: &str) -> TokenStream2 {
+    let sp = quote!(::sausage_plugin);
+    let ident = &method.ident;
+    let mut bindings = Vec::new();
+    let mut call_args = Vec::new();
+    for arg in &method.args {
+        match arg {
+            Arg::Ctx => call_args.push(quote!(&ctx)),
+            Arg::Params(ty) => {
+                bindings.push(quote_spanned! {ty.span()=>
+                    let params: #ty = #sp::__private::params::<#ty>(#json_name, params)?;
+                });
+                call_args.push(quote!(params));
+            }
+        }
+    }
+    let call = if method.is_async {
+        quote!(Self::#ident(&*self, #(#call_args),*).await)
+    } else {
+        quote!(Self::#ident(&*self, #(#call_args),*))
+    };
+    quote! {
+        #json_name => ::core::option::Option::Some(::std::boxed::Box::pin(async move {
+            #(#bindings)*
+            #sp::__private::result(#call)
+        })),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// #[schema]
+
+fn schema_impl(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
+    match schema_derive(attr, item.clone()) {
+        Ok(tokens) => Ok(tokens),
+        // a type that cannot get the derives stays as written, beside the error
+        Err(e) => {
+            let mut out = e.to_compile_error();
+            out.extend(item);
+            Ok(out)
+        }
+    }
+}
+
+fn schema_derive(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
+    let import = if attr.is_empty() {
+        false
+    } else {
+        let ident: Ident = syn::parse2(attr.clone()).map_err(|_| {
+            syn::Error::new(attr.span(), "#[schema] takes no options (generated imports use #[schema(import)])")
+        })?;
+        if ident != "import" {
+            return Err(syn::Error::new(
+                ident.span(),
+                "#[schema] takes no options (generated imports use #[schema(import)])",
+            ));
+        }
+        true
+    };
+    let input: DeriveInput = syn::parse2(item)?;
+    let name = &input.ident;
+    if !input.generics.params.is_empty() {
+        return Err(syn::Error::new(
+            input.generics.span(),
+            format!("#[schema] `{name}` cannot be generic: each type of an interface has one schema with one name"),
+        ));
+    }
+    let sp = quote!(::sausage_plugin);
+    let mut errors: Option<syn::Error> = None;
+    let mut push_error = |e: syn::Error| match &mut errors {
+        Some(all) => all.combine(e),
+        None => errors = Some(e),
+    };
+    let type_doc = docs(&input.attrs);
+    if type_doc.is_none() && !import {
+        push_error(syn::Error::new(
+            name.span(),
+            format!(
+                "#[schema] `{name}` has no doc comment: other agents read it to use the interface. \
+                 Write `/// What a {name} is.` above it"
+            ),
+        ));
+    }
+    let existing = derived(&input.attrs);
+    let wants = |t: &str| !existing.contains(t);
+    let mut derives = Vec::new();
+    if wants("Serialize") {
+        derives.push(quote!(#sp::serde::Serialize));
+    }
+    if wants("Deserialize") {
+        derives.push(quote!(#sp::serde::Deserialize));
+    }
+    if wants("Debug") {
+        derives.push(quote!(::core::fmt::Debug));
+    }
+    if wants("Clone") {
+        derives.push(quote!(::core::clone::Clone));
+    }
+    if wants("PartialEq") {
+        derives.push(quote!(::core::cmp::PartialEq));
+    }
+    let allow = if import { quote!(#[allow(dead_code)]) } else { quote!() };
+
+    match &input.data {
+        Data::Struct(data) => {
+            let syn::Fields::Named(fields) = &data.fields else {
+                let kind = if matches!(data.fields, syn::Fields::Unit) { "a unit struct" } else { "a tuple struct" };
+                return Err(syn::Error::new(
+                    name.span(),
+                    format!(
+                        "#[schema] `{name}` is {kind}, which is outside the schema subset of PROTOCOL 10.2: \
+                         use a struct with named fields, each with a doc comment"
+                    ),
+                ));
+            };
+            let mut field_checks = Vec::new();
+            for field in &fields.named {
+                let field_name = field.ident.as_ref().map(|i| i.to_string()).unwrap_or_default();
+                if docs(&field.attrs).is_none() && !import {
+                    push_error(syn::Error::new(
+                        field.ident.as_ref().map(|i| i.span()).unwrap_or_else(|| field.span()),
+                        format!(
+                            "the field `{field_name}` of #[schema] `{name}` has no doc comment: other agents read it. \
+                             Write `/// What {field_name} is.` above it"
+                        ),
+                    ));
+                }
+                // imported types are as the provider wrote them: the host's
+                // interface check reports what is outside the subset
+                if !import {
+                    let ty = &field.ty;
+                    field_checks.push(quote_spanned!(ty.span()=> #sp::__private::assert_schema_type::<#ty>();));
+                }
+            }
+            let errors = errors.map(|e| e.to_compile_error()).unwrap_or_default();
+            if wants("JsonSchema") {
+                derives.push(quote!(#sp::schemars::JsonSchema));
+            }
+            Ok(quote! {
+                #errors
+
+                #[derive(#(#derives),*)]
+                #[serde(crate = "::sausage_plugin::serde")]
+                #[schemars(crate = "::sausage_plugin::schemars")]
+                #allow
+                #input
+
+                impl #sp::SchemaType for #name {}
+                impl #sp::ParamsStruct for #name {}
+
+                const _: () = {
+                    #[allow(dead_code)]
+                    fn __sausage_schema_checks() {
+                        #(#field_checks)*
+                    }
+                };
+            })
+        }
+        Data::Enum(data) => {
+            let mut variants = Vec::new();
+            let mut variant_docs = Vec::new();
+            for variant in &data.variants {
+                if !matches!(variant.fields, syn::Fields::Unit) {
+                    push_error(syn::Error::new(
+                        variant.ident.span(),
+                        format!(
+                            "the variant `{}` of #[schema] `{name}` has fields: only enums of unit variants \
+                             (string enums) are in the schema subset of PROTOCOL 10.2; use a struct with an \
+                             optional field per case instead",
+                            variant.ident
+                        ),
+                    ));
+                }
+                let ident = &variant.ident;
+                variants.push(quote!(#name::#ident));
+                let rust_name = ident.to_string();
+                let doc = docs(&variant.attrs).unwrap_or_default();
+                variant_docs.push(quote!((#rust_name, #doc)));
+            }
+            if data.variants.is_empty() {
+                push_error(syn::Error::new(name.span(), format!("#[schema] `{name}` has no variants")));
+            }
+            if let Some(errors) = errors {
+                return Err(errors);
+            }
+            if wants("Copy") {
+                derives.push(quote!(::core::marker::Copy));
+            }
+            if wants("Eq") {
+                derives.push(quote!(::core::cmp::Eq));
+            }
+            if wants("Hash") {
+                derives.push(quote!(::core::hash::Hash));
+            }
+            let doc = type_doc.unwrap_or_default();
+            let name_str = name.to_string();
+            let schema_impl = if existing.contains("JsonSchema") {
+                quote!()
+            } else {
+                quote! {
+                    impl #sp::schemars::JsonSchema for #name {
+                        fn schema_name() -> ::std::borrow::Cow<'static, str> {
+                            ::std::borrow::Cow::Borrowed(#name_str)
+                        }
+
+                        fn schema_id() -> ::std::borrow::Cow<'static, str> {
+                            ::std::borrow::Cow::Borrowed(::core::concat!(::core::module_path!(), "::", #name_str))
+                        }
+
+                        fn json_schema(_: &mut #sp::schemars::SchemaGenerator) -> #sp::schemars::Schema {
+                            #sp::__private::string_enum_schema(
+                                ::std::vec![#(#sp::serde_json::to_value(&#variants).unwrap_or_default()),*],
+                                #doc,
+                                &[#(#variant_docs),*],
+                            )
+                        }
+                    }
+                }
+            };
+            Ok(quote! {
+                #[derive(#(#derives),*)]
+                #[serde(crate = "::sausage_plugin::serde")]
+                #allow
+                #input
+
+                #schema_impl
+
+                impl #sp::SchemaType for #name {}
+            })
+        }
+        Data::Union(_) => Err(syn::Error::new(
+            name.span(),
+            format!("#[schema] `{name}` is a union, which is outside the schema subset of PROTOCOL 10.2"),
+        )),
+    }
+}
+
+/// The names of the traits already derived on an item.
+fn derived(attrs: &[Attribute]) -> std::collections::BTreeSet<String> {
+    let mut names = std::collections::BTreeSet::new();
+    for attr in attrs {
+        if !attr.path().is_ident("derive") {
+            continue;
+        }
+        let _ = attr.parse_nested_meta(|meta| {
+            if let Some(last) = meta.path.segments.last() {
+                names.insert(last.ident.to_string());
+            }
+            Ok(())
+        });
+    }
+    names
+}
+
+// ---------------------------------------------------------------------------
+// import!
+
+fn import_impl(input: TokenStream2) -> syn::Result<TokenStream2> {
+    let literal: LitStr = syn::parse2(input).map_err(|e| {
+        syn::Error::new(e.span(), "import! takes the name of a plugin: import!(\"notes\") reads imports/notes.json")
+    })?;
+    let name = literal.value();
+    let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".to_owned());
+    let path = std::path::Path::new(&dir).join("imports").join(format!("{name}.json"));
+    let json = std::fs::read_to_string(&path).map_err(|e| {
+        syn::Error::new(
+            literal.span(),
+            format!(
+                "import!(\"{name}\"): cannot read imports/{name}.json ({e}). \
+                 Copy /proc/core/plugins/{name}/discover.json there"
+            ),
+        )
+    })?;
+    let code = sausage_plugin_codegen::generate(&json, &name)
+        .map_err(|e| syn::Error::new(literal.span(), format!("import!(\"{name}\"): {e}")))?;
+    let tokens: TokenStream2 = code.parse().map_err(|e| {
+        syn::Error::new(
+            literal.span(),
+            format!("import!(\"{name}\"): the generated code does not parse ({e}); this is a bug of the SDK"),
+        )
+    })?;
+    // The items get the span of the literal: rustc then treats them as code of
+    // this crate, and warns about each method that is never used.
+    Ok(respan(tokens, literal.span()))
+}
+
+fn respan(tokens: TokenStream2, span: Span) -> TokenStream2 {
+    tokens
+        .into_iter()
+        .map(|tree| match tree {
+            TokenTree::Group(group) => {
+                let mut new = proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                new.set_span(span);
+                TokenTree::Group(new)
+            }
+            mut other => {
+                other.set_span(span);
+                other
+            }
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------
+// #[test]
+
+fn test_impl(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
+    if !attr.is_empty() {
+        return Err(syn::Error::new(attr.span(), "#[sausage_plugin::test] takes no options"));
+    }
+    let mut function: ItemFn = syn::parse2(item)?;
+    if function.sig.asyncness.is_none() {
+        return Err(syn::Error::new(
+            function.sig.fn_token.span(),
+            format!(
+                "#[sausage_plugin::test] is for async tests: write `async fn {}()`, or use #[test] for a plain fn",
+                function.sig.ident
+            ),
+        ));
+    }
+    if !function.sig.inputs.is_empty() {
+        return Err(syn::Error::new(function.sig.inputs.span(), "a test takes no arguments"));
+    }
+    function.sig.asyncness = None;
+    let body = &function.block;
+    let new_body: syn::Block = syn::parse_quote!({
+        ::sausage_plugin::__private::block_on_test(async move #body)
+    });
+    *function.block = new_body;
+    Ok(quote! {
+        #[::core::prelude::v1::test]
+        #function
+    })
+}

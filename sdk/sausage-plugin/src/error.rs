@@ -1,0 +1,220 @@
+//! [`Error`] and [`Result`]: a JSON-RPC error object that `?` can make from
+//! any error.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::fmt;
+
+/// The result of a method, a call, or an SDK function.
+///
+/// # Example
+///
+/// ```
+/// use sausage_plugin::{Error, Result};
+///
+/// fn half(n: u64) -> Result<u64> {
+///     if n % 2 == 1 {
+///         return Err(Error::invalid_params(format!("{n} is odd")));
+///     }
+///     Ok(n / 2)
+/// }
+/// assert_eq!(half(4).unwrap(), 2);
+/// assert_eq!(half(3).unwrap_err().code(), -32602);
+/// ```
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A JSON-RPC error: a code, a message, and optional data.
+///
+/// A method that returns `Err(error)` answers with this error object. A call
+/// that gets an error answer returns it unchanged, so an error passes through
+/// a chain of plugins with its code.
+///
+/// `?` converts any [`std::error::Error`] (for example [`std::io::Error`] or
+/// [`serde_json::Error`]) into an `Error` with the code [`Error::FAILED`] and
+/// the error's text as the message. (So `Error` itself does not implement
+/// `std::error::Error`, like `anyhow::Error`.)
+///
+/// # Example
+///
+/// ```
+/// use sausage_plugin::Error;
+///
+/// let e = Error::new("the note is too long").with_data(serde_json::json!({"max": 100}));
+/// assert_eq!(e.code(), Error::FAILED);
+/// assert_eq!(e.message(), "the note is too long");
+/// assert_eq!(e.data().unwrap()["max"], 100);
+///
+/// let io = std::fs::read("/no/such/file").unwrap_err();
+/// let e: Error = io.into();
+/// assert_eq!(e.code(), Error::FAILED);
+/// ```
+#[derive(Clone, PartialEq)]
+pub struct Error {
+    code: i64,
+    message: String,
+    data: Option<Value>,
+}
+
+impl Error {
+    /// The code of a method that failed (the JSON-RPC "server error" code).
+    pub const FAILED: i64 = -32000;
+    /// The params do not fit the method (JSON-RPC).
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// The method does not exist (JSON-RPC).
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// There is no such plugin (PROTOCOL 3.9).
+    pub const NO_SUCH_PLUGIN: i64 = -32001;
+    /// The process ended without an answer (PROTOCOL 3.9).
+    pub const PROCESS_ENDED: i64 = -32002;
+
+    /// An error with the code [`Error::FAILED`].
+    ///
+    /// ```
+    /// let e = sausage_plugin::Error::new("no such note");
+    /// assert_eq!(e.to_string(), "no such note");
+    /// ```
+    pub fn new(message: impl fmt::Display) -> Self {
+        Error { code: Self::FAILED, message: message.to_string(), data: None }
+    }
+
+    /// An error with its own code. Application codes should be outside
+    /// -32768 to -32000, which JSON-RPC reserves.
+    ///
+    /// ```
+    /// let e = sausage_plugin::Error::with_code(404, "no such page");
+    /// assert_eq!(e.code(), 404);
+    /// ```
+    pub fn with_code(code: i64, message: impl fmt::Display) -> Self {
+        Error { code, message: message.to_string(), data: None }
+    }
+
+    /// An error with the code [`Error::INVALID_PARAMS`] (-32602).
+    ///
+    /// ```
+    /// let e = sausage_plugin::Error::invalid_params("`port` must not be 0");
+    /// assert_eq!(e.code(), -32602);
+    /// ```
+    pub fn invalid_params(message: impl fmt::Display) -> Self {
+        Self::with_code(Self::INVALID_PARAMS, message)
+    }
+
+    /// Adds `data` to the error object (any value that serializes to JSON).
+    ///
+    /// ```
+    /// let e = sausage_plugin::Error::new("busy").with_data(serde_json::json!({"retry_after": 5}));
+    /// assert_eq!(e.data().unwrap()["retry_after"], 5);
+    /// ```
+    pub fn with_data(mut self, data: impl Serialize) -> Self {
+        self.data = serde_json::to_value(data).ok();
+        self
+    }
+
+    /// The code.
+    ///
+    /// ```
+    /// assert_eq!(sausage_plugin::Error::new("x").code(), -32000);
+    /// ```
+    pub fn code(&self) -> i64 {
+        self.code
+    }
+
+    /// The message.
+    ///
+    /// ```
+    /// assert_eq!(sausage_plugin::Error::new("x").message(), "x");
+    /// ```
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The data, if there is any.
+    ///
+    /// ```
+    /// assert!(sausage_plugin::Error::new("x").data().is_none());
+    /// ```
+    pub fn data(&self) -> Option<&Value> {
+        self.data.as_ref()
+    }
+
+    /// The error object of a JSON-RPC response.
+    pub(crate) fn to_json(&self) -> Value {
+        let mut error = json!({"code": self.code, "message": self.message});
+        if let Some(data) = &self.data {
+            error["data"] = data.clone();
+        }
+        error
+    }
+
+    /// Reads the error object of a JSON-RPC response.
+    pub(crate) fn from_json(error: &Value) -> Self {
+        Error {
+            code: error.get("code").and_then(Value::as_i64).unwrap_or(Self::FAILED),
+            message: error.get("message").and_then(Value::as_str).unwrap_or("an error without a message").to_owned(),
+            data: error.get("data").cloned(),
+        }
+    }
+
+    /// The error of a call that cannot be answered because stdin has closed.
+    pub(crate) fn stopping() -> Self {
+        Error::new("the process is stopping (stdin closed): no answer can arrive")
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Error({}): {}", self.code, self.message)?;
+        if let Some(data) = &self.data {
+            write!(f, " {data}")?;
+        }
+        Ok(())
+    }
+}
+
+impl<E: std::error::Error + Send + Sync + 'static> From<E> for Error {
+    fn from(error: E) -> Self {
+        let mut message = error.to_string();
+        let mut source = error.source();
+        while let Some(cause) = source {
+            let text = cause.to_string();
+            if !message.contains(&text) {
+                message.push_str(": ");
+                message.push_str(&text);
+            }
+            source = cause.source();
+        }
+        Error::new(message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_round_trip() {
+        let e = Error::with_code(7, "seven").with_data(json!([1, 2]));
+        let back = Error::from_json(&e.to_json());
+        assert_eq!(back, e);
+        assert_eq!(format!("{e:?}"), "Error(7): seven [1,2]");
+    }
+
+    #[test]
+    fn from_std_errors() {
+        let e: Error = serde_json::from_str::<u8>("x").unwrap_err().into();
+        assert_eq!(e.code(), Error::FAILED);
+        assert!(e.message().contains("expected value"));
+    }
+
+    #[test]
+    fn missing_fields_of_a_foreign_error() {
+        let e = Error::from_json(&json!({}));
+        assert_eq!(e.code(), Error::FAILED);
+        assert_eq!(e.message(), "an error without a message");
+    }
+}

@@ -1,0 +1,1 @@
+//! Compile tests of the SDK macros (see tests/).

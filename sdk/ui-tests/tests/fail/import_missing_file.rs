@@ -1,0 +1,3 @@
+sausage_plugin::import!("nothing-here");
+
+fn main() {}

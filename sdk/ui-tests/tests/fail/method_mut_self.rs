@@ -1,0 +1,14 @@
+use sausage_plugin::{Result, rpc};
+
+/// A plugin.
+struct P;
+
+#[rpc]
+impl P {
+    /// Change something.
+    fn change(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+fn main() {}

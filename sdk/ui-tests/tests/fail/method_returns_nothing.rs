@@ -1,0 +1,12 @@
+use sausage_plugin::rpc;
+
+/// A plugin.
+struct P;
+
+#[rpc]
+impl P {
+    /// Do something.
+    fn act(&self) {}
+}
+
+fn main() {}

@@ -1,0 +1,13 @@
+use sausage_plugin::{Result, rpc};
+
+/// A plugin.
+struct P;
+
+#[rpc]
+impl P {
+    fn undocumented(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+fn main() {}

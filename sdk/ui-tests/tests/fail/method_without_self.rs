@@ -1,0 +1,14 @@
+use sausage_plugin::{Result, rpc};
+
+/// A plugin.
+struct P;
+
+#[rpc]
+impl P {
+    /// A helper without self.
+    fn helper() -> Result<()> {
+        Ok(())
+    }
+}
+
+fn main() {}

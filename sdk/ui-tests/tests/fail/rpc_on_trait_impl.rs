@@ -1,0 +1,13 @@
+use sausage_plugin::rpc;
+
+/// A plugin.
+struct P;
+
+#[rpc]
+impl Default for P {
+    fn default() -> Self {
+        P
+    }
+}
+
+fn main() {}

@@ -1,0 +1,12 @@
+use sausage_plugin::schema;
+
+/// A shape.
+#[schema]
+enum Shape {
+    /// A circle.
+    Circle { radius: f64 },
+    /// A dot.
+    Dot,
+}
+
+fn main() {}

@@ -1,0 +1,10 @@
+use sausage_plugin::schema;
+
+/// A page.
+#[schema]
+struct Page<T> {
+    /// The items.
+    items: Vec<T>,
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+use sausage_plugin::schema;
+
+/// An ID.
+#[schema]
+struct Id(String);
+
+fn main() {}

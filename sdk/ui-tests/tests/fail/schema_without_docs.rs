@@ -1,0 +1,10 @@
+use sausage_plugin::schema;
+
+#[schema]
+struct Note {
+    text: String,
+    /// Documented.
+    tags: Vec<String>,
+}
+
+fn main() {}

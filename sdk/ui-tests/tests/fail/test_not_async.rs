@@ -1,0 +1,4 @@
+#[sausage_plugin::test]
+fn plain() {}
+
+fn main() {}
