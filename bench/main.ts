@@ -4,7 +4,7 @@
  * `bench/README.md` for what each figure means.
  *
  * ```text
- * deno task bench                      everything (about 35 s)
+ * deno task bench                      everything (about 65 s)
  * deno task bench --quick              fewer samples, shorter durations
  * deno task bench --only latency,ready some sections
  * deno task bench --list               the sections
@@ -24,26 +24,39 @@ import {
 } from "./figures.ts";
 import { othersShare, sampleCpu } from "./cpu.ts";
 import { REPO_ROOT } from "./fixture.ts";
+import { activation } from "./host/activation.ts";
 import { latency } from "./host/latency.ts";
+import { locks } from "./host/locks.ts";
 import { memory } from "./host/memory.ts";
 import { ready } from "./host/ready.ts";
 import { throughput } from "./host/throughput.ts";
+import { vfs } from "./host/vfs.ts";
 import { interfaces } from "./interfaces_section.ts";
 import type { Section } from "./section.ts";
 
 /** Every section, in the order they run. Add new sections here. */
-export const SECTIONS: Section[] = [latency, throughput, ready, memory, interfaces];
+export const SECTIONS: Section[] = [
+  latency,
+  throughput,
+  ready,
+  memory,
+  vfs,
+  locks,
+  activation,
+  interfaces,
+];
 
 const RESULTS_DIR = join(REPO_ROOT, "bench", "results");
 
 const USAGE = `Usage: deno task bench [options]
 
-Measures the Sausage host: call latency, calls per second, time to ready and
-memory per idle process, with baselines from the same run. Prints a table and
+Measures the Sausage host: call latency, calls per second, time to ready,
+memory per idle process, files from a plugin (against jco's preview2-shim),
+locks and activation, with baselines from the same run. Prints a table and
 writes every figure to bench/results/<time>-<groups>.json.
 
 Options:
-  --quick          fewer samples and shorter durations (about 10 s)
+  --quick          fewer samples and shorter durations (about 20 s)
   --only <names>   run only these sections (comma-separated, repeatable)
   --list           list the sections and exit
   --out <dir>      where the results file goes (default: bench/results)

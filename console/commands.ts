@@ -49,6 +49,11 @@ export interface CommandsOptions {
   client: Client;
   style: Style;
   print: Print;
+  /**
+   * Shows one line of progress that the next one replaces (`null` clears
+   * it). Without it, progress notifications print like any other.
+   */
+  status?: (text: string | null) => void;
 }
 
 /** A call in flight. */
@@ -71,6 +76,7 @@ export class Commands {
   readonly #client: Client;
   readonly #style: Style;
   readonly #print: Print;
+  readonly #status?: (text: string | null) => void;
   readonly #inFlight = new Set<InFlight>();
   /** The files as a process sees them, without `/self`. */
   readonly #files: FileSystem;
@@ -81,6 +87,7 @@ export class Commands {
     this.#client = options.client;
     this.#style = options.style;
     this.#print = options.print;
+    this.#status = options.status;
     this.#client.onNotification = (message) => {
       this.#print(formatUnsolicited(message.method, message.params, this.#style));
     };
@@ -310,8 +317,13 @@ export class Commands {
       let response: Response;
       try {
         response = await this.#client.request(method, params, {
-          onNotify: (name, p) =>
-            this.#print(formatNotification(name, p, { label: label(), style })),
+          onNotify: (name, p) => {
+            if (name === "progress" && this.#status) {
+              this.#status(style.dim(progressText(p, label())));
+            } else {
+              this.#print(formatNotification(name, p, { label: label(), style }));
+            }
+          },
         });
       } catch (e) {
         response = {
@@ -320,6 +332,7 @@ export class Commands {
           error: { code: ErrorCode.InternalError, message: `internal error: ${errorText(e)}` },
         };
       }
+      this.#status?.(null);
       if (response.error) {
         this.#print(
           formatError(response.error, { label: label(), style, hint: hint?.(response.error) }),
@@ -331,6 +344,14 @@ export class Commands {
       this.#inFlight.delete(call);
     }
   }
+}
+
+/** One line for a progress notification: its `text`, or its params as JSON. */
+export function progressText(params: unknown, label: string | undefined): string {
+  const p = params as { text?: unknown; crates?: unknown } | null;
+  const text = typeof p?.text === "string" ? p.text : JSON.stringify(params);
+  const crates = typeof p?.crates === "number" ? ` (${p.crates} crates compiled)` : "";
+  return `${label ? `${label}: ` : ""}… ${text}${crates}`;
 }
 
 /** The agent's answer: a string, or an object's `text`, as text; anything else as JSON. */

@@ -61,18 +61,40 @@ export async function runTerminal(options: TerminalOptions): Promise<number> {
   const write = (text: string) =>
     output.write(rl.terminal ? text.replaceAll(/\r?\n/g, "\r\n") : text);
   /** Prints a block above the prompt, keeping the line being typed. */
+  /** The progress line above the prompt, if any (see `status`). */
+  let statusLine: string | null = null;
+  /** Clears the prompt (and the progress line) so that text can go where they were. */
+  const clearBottom = () => {
+    const rows = rl.getCursorPos().rows + (statusLine === null ? 0 : 1);
+    readline.moveCursor(output, 0, -rows);
+    readline.cursorTo(output, 0);
+    readline.clearScreenDown(output);
+    return rows;
+  };
+  /** Prints a block above the prompt, keeping the line being typed. */
   const print = (text: string) => {
     if (closed) return;
     if (!promptShown || !rl.terminal) {
       write(`${text}\n`);
       return;
     }
-    const rows = rl.getCursorPos().rows;
-    readline.moveCursor(output, 0, -rows);
-    readline.cursorTo(output, 0);
-    readline.clearScreenDown(output);
+    const rows = clearBottom();
+    const status = statusLine === null ? "" : `${statusLine}\n`;
     // the blank rows are where the prompt was: redrawing it moves up over them
-    write(`${text}\n${"\n".repeat(rows)}`);
+    write(`${text}\n${status}${"\n".repeat(Math.max(0, rows - (statusLine === null ? 0 : 1)))}`);
+    rl.prompt(true);
+  };
+  /** Shows (or clears) one line of progress above the prompt; the next one replaces it. */
+  const status = (text: string | null) => {
+    if (closed || !promptShown || !rl.terminal) return;
+    const rows = clearBottom();
+    statusLine = text === null
+      ? null
+      : text.split("\n")[0].slice(0, Math.max(10, (output.columns ?? 80) - 1));
+    const promptRows = rows - (statusLine === null ? 0 : 0);
+    write(
+      `${statusLine === null ? "" : `${statusLine}\n`}${"\n".repeat(Math.max(0, promptRows - 1))}`,
+    );
     rl.prompt(true);
   };
   const showPrompt = () => {
@@ -83,7 +105,7 @@ export async function runTerminal(options: TerminalOptions): Promise<number> {
 
   history.onWriteError = (message) => print(style.dim(message));
   host.onNote = (text) => print(style.dim(`sausage: ${text}`));
-  const commands = new Commands({ host, client, style, print });
+  const commands = new Commands({ host, client, style, print, status });
   const done = Promise.withResolvers<number>();
 
   const finish = (code: number, note?: string) => {

@@ -39,11 +39,16 @@ export const CHANNEL_DATA_BYTES = 1 << 20;
 const HEADER_BYTES = 16;
 const JSON_BYTES = 64 * 1024;
 /** How long a client waits for an answer before it gives up with `EIO`. */
-const WAIT_MS = 10_000;
+const WAIT_MS = 30_000;
 
+// The state word (header[0]) and the request's number (header[3]). The
+// server claims a request (REQUEST → ANSWERING) before it writes, and the
+// client gives up only on a request that is not claimed (REQUEST → IDLE), so
+// a late answer can never land on a later request.
 const IDLE = 0;
 const REQUEST = 1;
 const ANSWER = 2;
+const ANSWERING = 3;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -78,36 +83,45 @@ export class SyncChannel {
 
   /** Client: sends a request and blocks until the answer. */
   call(request: unknown, data?: Uint8Array): { answer: unknown; data: Uint8Array } {
+    const header = this.#header;
     this.#write(request, data);
-    Atomics.store(this.#header, 0, REQUEST);
+    header[3] = (header[3] + 1) | 0;
+    Atomics.store(header, 0, REQUEST);
     this.#notify();
-    const outcome = Atomics.wait(this.#header, 0, REQUEST, WAIT_MS);
-    if (outcome === "timed-out") {
-      // the answer may still come: a late one is dropped by resetting to idle
-      Atomics.store(this.#header, 0, IDLE);
+    const outcome = Atomics.wait(header, 0, REQUEST, WAIT_MS);
+    if (outcome === "timed-out" && Atomics.compareExchange(header, 0, REQUEST, IDLE) === REQUEST) {
       return {
         answer: { err: { code: "EIO", syscall: "remote", detail: "no answer in time" } },
         data: new Uint8Array(),
       };
     }
+    // claimed by the server: the answer is being written
+    while (Atomics.load(header, 0) === ANSWERING) Atomics.wait(header, 0, ANSWERING);
     const result = this.#read();
     Atomics.store(this.#header, 0, IDLE);
     return result;
   }
 
-  /** Server: the waiting request, or null when there is none. */
-  take(): { request: unknown; data: Uint8Array } | null {
+  /** Server: the waiting request and its number, or null when there is none. */
+  take(): { request: unknown; data: Uint8Array; seq: number } | null {
     if (Atomics.load(this.#header, 0) !== REQUEST) return null;
+    const seq = this.#header[3];
     const { answer, data } = this.#read();
-    return { request: answer, data };
+    return { request: answer, data, seq };
   }
 
-  /** Server: answers the request and wakes the client. */
-  answer(answer: unknown, data?: Uint8Array): void {
-    if (Atomics.load(this.#header, 0) !== REQUEST) return; // the client gave up
+  /** Server: answers request `seq` and wakes the client (dropped if the client gave up). */
+  answer(seq: number, answer: unknown, data?: Uint8Array): void {
+    const header = this.#header;
+    if (Atomics.compareExchange(header, 0, REQUEST, ANSWERING) !== REQUEST) return;
+    if (header[3] !== seq) {
+      // a later request: this answer is late, leave that one waiting
+      Atomics.store(header, 0, REQUEST);
+      return;
+    }
     this.#write(answer, data);
-    Atomics.store(this.#header, 0, ANSWER);
-    Atomics.notify(this.#header, 0);
+    Atomics.store(header, 0, ANSWER);
+    Atomics.notify(header, 0);
   }
 
   #write(value: unknown, data?: Uint8Array): void {
@@ -324,7 +338,7 @@ export class FileSystemServer {
           },
         };
     }
-    channel.answer(answer, data);
+    channel.answer(taken.seq, answer, data);
   }
 
   /** Closes every handle a channel left open (its client thread is gone). */
