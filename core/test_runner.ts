@@ -237,11 +237,32 @@ class TestRun {
         return reply({ result: {} });
       case "core.log":
         try {
-          return reply({ result: { entries: this.journal.query(p as never) } });
+          // a test sees only its own entries: its journal is its own, like its world
+          return reply({ result: { entries: this.journal.query({ ...(p as object), pid }) } });
         } catch (e) {
           return fail(new RpcError(ErrorCode.InvalidParams, `core.log: ${(e as Error).message}`));
         }
+      case "core.call":
+      case "core.stop":
+      case "core.kill":
+      case "core.activate":
+      case "core.revert":
+      case "core.exit":
+        return fail(
+          new RpcError(
+            ErrorCode.NoSuchPlugin,
+            `${c.method} does nothing in a test: a test has no other plugins or processes`,
+          ),
+        );
       default:
+        if (c.method.startsWith("core.")) {
+          return fail(
+            new RpcError(
+              ErrorCode.MethodNotFound,
+              `the test runner has no method ${c.method}; it answers core.lock, core.unlock, core.notify and core.log`,
+            ),
+          );
+        }
         return fail(
           new RpcError(
             ErrorCode.NoSuchPlugin,

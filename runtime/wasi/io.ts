@@ -275,23 +275,43 @@ export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefine
   });
 }
 
-/** A list of resolvers, settled all at once: the wake-up side of a source or sink. */
+/**
+ * The wake-up side of a source or sink: every waiter shares one promise,
+ * settled at the next {@linkcode notify}.
+ *
+ * The promise also settles by itself after a second. A guest that polls an
+ * idle stream with a timer again and again would otherwise pile up a
+ * reaction on it per poll, forever; a spurious wake-up is allowed (a poller
+ * checks readiness again), a growing heap is not.
+ */
 export class Signal {
-  #waiters: (() => void)[] = [];
+  #pending:
+    | { promise: Promise<void>; resolve: () => void; timer: ReturnType<typeof setTimeout> }
+    | null = null;
 
-  /** A promise that settles at the next {@linkcode notify}. */
+  /** A promise that settles at the next {@linkcode notify} (or within a second). */
   wait(): Promise<void> {
-    return new Promise((resolve) => this.#waiters.push(resolve));
+    if (!this.#pending) {
+      const { promise, resolve } = Promise.withResolvers<void>();
+      const timer = setTimeout(() => this.notify(), REFRESH_MS);
+      Deno.unrefTimer(timer);
+      this.#pending = { promise, resolve, timer };
+    }
+    return this.#pending.promise;
   }
 
   /** Wakes every waiter. */
   notify(): void {
-    const waiters = this.#waiters;
-    if (waiters.length === 0) return;
-    this.#waiters = [];
-    for (const wake of waiters) wake();
+    const pending = this.#pending;
+    if (!pending) return;
+    this.#pending = null;
+    clearTimeout(pending.timer);
+    pending.resolve();
   }
 }
+
+/** A wait with nothing to wake it still settles this often (see {@linkcode Signal}). */
+const REFRESH_MS = 1000;
 
 /** The `wasi:io` interfaces, as jco expects them. */
 export function ioImports(): Record<string, Record<string, unknown>> {
