@@ -54,7 +54,12 @@ interface Step {
 
 interface CargoMessage {
   reason: string;
-  message?: { level: string; message: string; rendered?: string };
+  message?: {
+    level: string;
+    message: string;
+    rendered?: string;
+    spans?: { is_primary: boolean; text?: { text: string }[] }[];
+  };
   target?: { name: string; kind: string[] };
   filenames?: string[];
   executable?: string | null;
@@ -315,14 +320,33 @@ function errorsOf(step: Step): string {
     .join("\n");
 }
 
-function warningsOf(messages: CargoMessage[]): string[] {
+/**
+ * The compiler's warnings, led by one line per imported method the plugin
+ * does not use: the SDK's generated imports are private items whose span is
+ * the `import!` line, so rustc reports each unused one there.
+ */
+export function warningsOf(messages: CargoMessage[]): string[] {
+  const unused = new Set<string>();
   const seen = new Set<string>();
   for (const m of messages) {
     if (m.reason !== "compiler-message" || m.message?.level !== "warning") continue;
     const text = rendered(m).trim();
     if (text && !/^\d+ warnings? emitted/.test(m.message.message)) seen.add(text);
+    const names = m.message.message.match(
+      /^(?:function|method|associated function)s? (.+) (?:is|are) never used$/,
+    );
+    const line = m.message.spans?.find((s) => s.is_primary)?.text?.[0]?.text ?? "";
+    const provider = line.match(/import!\s*\(\s*"([a-z0-9_-]+)"\s*\)/)?.[1];
+    if (!names || !provider) continue;
+    for (const name of names[1].matchAll(/`([^`]+)`/g)) {
+      unused.add(
+        `unused import: ${provider} ${
+          name[1]
+        } is imported but never used: remove it from imports/${provider}.json`,
+      );
+    }
   }
-  return [...seen];
+  return [...unused, ...seen];
 }
 
 /** Sums libtest's summary lines. */

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startWorld, type TestWorld } from "../tests/world.ts";
+import { warningsOf } from "./build.ts";
 
 const NOTES = new URL("../plugins/notes/src/main.rs", import.meta.url).pathname;
 
@@ -132,4 +133,44 @@ Deno.test("a kill during a build ends cargo and every rustc at once", async () =
     (await new Deno.Command("ps", { args: ["-eo", "args"], stdout: "piped" }).output()).stdout,
   );
   assert.ok(!ps.split("\n").some((l) => l.includes("/cargo/work/")), ps);
+});
+
+Deno.test("the warnings name each imported method the plugin does not use", () => {
+  const span = (text: string) => [{ is_primary: true, text: [{ text }] }];
+  const warnings = warningsOf([
+    {
+      reason: "compiler-message",
+      message: {
+        level: "warning",
+        message: "function `list` is never used",
+        rendered: "warning: function `list` is never used",
+        spans: span('sausage_plugin::import!("notes"); // imports/notes.json'),
+      },
+    },
+    {
+      reason: "compiler-message",
+      message: {
+        level: "warning",
+        message: "methods `set`, `remove`, and `names` are never used",
+        rendered: "warning: methods ...",
+        spans: span('sausage_plugin::import!("secrets");'),
+      },
+    },
+    {
+      reason: "compiler-message",
+      message: {
+        level: "warning",
+        message: "unused variable: `x`",
+        rendered: "warning: unused variable: `x`",
+        spans: span("let x = 1;"),
+      },
+    },
+  ]);
+  assert.deepEqual(warnings.slice(0, 4), [
+    "unused import: notes list is imported but never used: remove it from imports/notes.json",
+    "unused import: secrets set is imported but never used: remove it from imports/secrets.json",
+    "unused import: secrets remove is imported but never used: remove it from imports/secrets.json",
+    "unused import: secrets names is imported but never used: remove it from imports/secrets.json",
+  ]);
+  assert.ok(warnings.includes("warning: unused variable: `x`"));
 });
