@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { basename, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { ErrorCode, RpcError } from "../core/jsonrpc.ts";
 import type { NativeContext, NativePlugin } from "../core/native.ts";
 import { pluginNameProblem } from "../core/names.ts";
@@ -106,9 +106,7 @@ async function standalone(manifest: string): Promise<void> {
 }
 
 /** The next build number: `state/cargo/builds/<n>/` made atomically. */
-async function nextBuildDir(world: World): Promise<{ n: number; dir: string }> {
-  const builds = join(world.stateDir, "cargo", "builds");
-  await Deno.mkdir(builds, { recursive: true });
+async function nextBuildDir(builds: string): Promise<{ n: number; dir: string }> {
   let n = 1;
   for await (const e of Deno.readDir(builds)) {
     if (e.isDirectory && /^\d+$/.test(e.name)) n = Math.max(n, Number(e.name) + 1);
@@ -123,22 +121,43 @@ async function nextBuildDir(world: World): Promise<{ n: number; dir: string }> {
   }
 }
 
-/** The `cargo` plugin. */
+/** Everything a build needs, resolved by the host before the builder starts. */
+export interface BuildJob {
+  plugin: string;
+  /** `plugins/<name>/source` on the host. */
+  source: string;
+  /** The copy of the source (in the cache; removed after the build). */
+  work: string;
+  /** Cargo's target folder, shared by all builds and worlds. */
+  targetDir: string;
+  /** `state/cargo/builds` of the world. */
+  buildsDir: string;
+  /** The toolchain's variables (`RUSTC`, `RUSTDOC`, `CC_wasm32_wasip2`, ...). */
+  toolchainEnv: Record<string, string>;
+  /** The command of `sausage test`. */
+  runner: string[];
+  /** The SDK folder that `sausage-plugin = "0.1"` resolves to. */
+  sdk?: string;
+}
+
+/**
+ * The `cargo` plugin. Each build runs in a worker whose Deno permissions
+ * allow only what a build needs: to start `cargo` (through `setsid`), to read
+ * the plugin's source and the cache, and to write the copy, the target folder
+ * and the world's `state/cargo/builds`.
+ */
 export function cargoPlugin(options: BuilderOptions): NativePlugin {
   return {
     document: DISCOVER,
     methods: {
       "rpc.discover": () => Promise.resolve(DISCOVER),
-      build: (ctx, params) => build(options, ctx, params),
+      build: async (ctx, params) => runInWorker(await prepare(options, params), ctx),
     },
   };
 }
 
-async function build(
-  o: BuilderOptions,
-  ctx: NativeContext,
-  params: Record<string, unknown>,
-): Promise<BuildResult> {
+/** Checks the call and resolves the job (on the host's thread). */
+async function prepare(o: BuilderOptions, params: Record<string, unknown>): Promise<BuildJob> {
   const plugin = params.plugin;
   if (typeof plugin !== "string") {
     throw new RpcError(ErrorCode.InvalidParams, `cargo.build needs "plugin", a plugin name`);
@@ -161,34 +180,101 @@ async function build(
     if (e instanceof ToolchainMissing) throw buildFailed("finding a toolchain", e.message);
     throw e;
   }
-  const work = join(o.cacheDir, "cargo", "work", crypto.randomUUID());
-  const targetDir = join(o.cacheDir, "cargo", "target");
+  const buildsDir = join(o.world.stateDir, "cargo", "builds");
+  await Deno.mkdir(buildsDir, { recursive: true });
+  await Deno.mkdir(join(o.cacheDir, "cargo", "work"), { recursive: true });
+  return {
+    plugin,
+    source,
+    work: join(o.cacheDir, "cargo", "work", crypto.randomUUID()),
+    targetDir: join(o.cacheDir, "cargo", "target"),
+    buildsDir,
+    toolchainEnv: toolchain.env,
+    runner: o.runner,
+    sdk: o.sdkDir ? await o.sdkDir() : undefined,
+  };
+}
+
+/** Messages of the build worker. */
+export type FromBuilder =
+  | { t: "log"; line: string }
+  | { t: "notify"; name: string; params: unknown }
+  | { t: "done"; result: BuildResult }
+  | { t: "failed"; error: { code: number; message: string; data?: unknown } };
+
+/** Runs a job in a worker with narrow permissions; ctx gets its logs and progress. */
+function runInWorker(job: BuildJob, ctx: NativeContext): Promise<BuildResult> {
+  const worker = new Worker(new URL("./build_worker.ts", import.meta.url), {
+    type: "module",
+    name: `sausage-cargo-${job.plugin}`,
+    deno: {
+      permissions: {
+        read: [
+          job.source,
+          dirname(job.work),
+          job.targetDir,
+          job.buildsDir,
+          ...(job.sdk ? [job.sdk] : []),
+        ],
+        write: [dirname(job.work), job.targetDir, job.buildsDir],
+        run: ["setsid", "cargo"],
+        env: false,
+        net: false,
+        ffi: false,
+        sys: false,
+        import: false,
+      },
+    },
+  } as WorkerOptions);
+  const { promise, resolve, reject } = Promise.withResolvers<BuildResult>();
+  const onAbort = () => worker.postMessage({ t: "abort", reason: ctx.signal.reason });
+  ctx.signal.addEventListener("abort", onAbort, { once: true });
+  const end = () => {
+    ctx.signal.removeEventListener("abort", onAbort);
+    worker.terminate();
+  };
+  worker.onmessage = (e: MessageEvent<FromBuilder | { t: "ready" }>) => {
+    const m = e.data;
+    if (m.t === "ready") worker.postMessage({ t: "job", job });
+    else if (m.t === "log") ctx.log(m.line);
+    else if (m.t === "notify") ctx.notify(m.name, m.params);
+    else if (m.t === "done") {
+      end();
+      resolve(m.result);
+    } else if (m.t === "failed") {
+      end();
+      reject(new RpcError(m.error.code, m.error.message, m.error.data));
+    }
+  };
+  worker.onerror = (e) => {
+    e.preventDefault();
+    end();
+    reject(new RpcError(ErrorCode.InternalError, `the builder failed: ${e.message}`));
+  };
+  return promise;
+}
+
+/** The build itself (in the build worker). */
+export async function runBuild(job: BuildJob, ctx: NativeContext): Promise<BuildResult> {
+  const { plugin, work } = job;
   try {
     ctx.notify("progress", { step: "copy", text: `copying /plugins/${plugin}/source` });
-    await copySource(source, work);
+    await copySource(job.source, work);
     await standalone(join(work, "Cargo.toml"));
-    const sdk = o.sdkDir ? await o.sdkDir() : undefined;
     const config = [
-      `target.${WASM_TARGET}.runner=${JSON.stringify(o.runner)}`,
+      `target.${WASM_TARGET}.runner=${JSON.stringify(job.runner)}`,
       // sausage-plugin = "0.1" is the SDK the host ships
-      ...(sdk
-        ? [`patch.crates-io.sausage-plugin.path=${JSON.stringify(join(sdk, "sausage-plugin"))}`]
+      ...(job.sdk
+        ? [`patch.crates-io.sausage-plugin.path=${JSON.stringify(join(job.sdk, "sausage-plugin"))}`]
         : []),
     ].flatMap((c) => ["--config", c]);
     const env = {
-      ...toolchain.env,
-      CARGO_TARGET_DIR: targetDir,
+      ...job.toolchainEnv,
+      CARGO_TARGET_DIR: job.targetDir,
       CARGO_TERM_COLOR: "never",
       CARGO_TERM_PROGRESS_WHEN: "never",
     };
-    const common = [
-      "--release",
-      "--target",
-      WASM_TARGET,
-      "--message-format",
-      "json-diagnostic-rendered-ansi",
-      ...config,
-    ];
+    const common = ["--release", "--target", WASM_TARGET, "--message-format", "json", ...config];
 
     ctx.notify("progress", { step: "test", text: "running the tests" });
     const tests = await cargo(["test", ...common, "--no-fail-fast"], work, env, ctx);
@@ -216,7 +302,7 @@ async function build(
         `no ${WASM_TARGET} binary was built: the crate needs a \`fn main\` (a bin target)`,
       );
     }
-    const { n, dir } = await nextBuildDir(o.world);
+    const { n, dir } = await nextBuildDir(job.buildsDir);
     const name = `${plugin}.wasm`;
     await Deno.copyFile(artifact, join(dir, name));
     ctx.log(`built ${basename(artifact)} as /state/cargo/builds/${n}/${name}`);
