@@ -32,6 +32,7 @@ import { ready } from "./host/ready.ts";
 import { throughput } from "./host/throughput.ts";
 import { vfs } from "./host/vfs.ts";
 import { interfaces } from "./interfaces_section.ts";
+import { builds } from "./host/builds.ts";
 import type { Section } from "./section.ts";
 
 /** Every section, in the order they run. Add new sections here. */
@@ -44,6 +45,7 @@ export const SECTIONS: Section[] = [
   locks,
   activation,
   interfaces,
+  builds,
 ];
 
 const RESULTS_DIR = join(REPO_ROOT, "bench", "results");

@@ -57,7 +57,9 @@ Deno.test("sausage init writes commented templates, never overwrites, and create
   const root = join(await Deno.makeTempDir(), "w");
   const first = await initWorld(root);
   assert.equal(first.created.length, 3); // agent.yaml, boot.yaml, and the SDK
-  assert.ok((await Deno.stat(join(root, "plugins", "cargo", "sdk", "sausage-plugin", "Cargo.toml"))).isFile);
+  assert.ok(
+    (await Deno.stat(join(root, "plugins", "cargo", "sdk", "sausage-plugin", "Cargo.toml"))).isFile,
+  );
   const agent = await Deno.readTextFile(join(root, "config", "agent.yaml"));
   for (const api of ["OpenAI", "OpenRouter", "Anthropic", "Ollama"]) {
     assert.match(agent, new RegExp(api));
