@@ -174,3 +174,37 @@ Deno.test("the warnings name each imported method the plugin does not use", () =
   ]);
   assert.ok(warnings.includes("warning: unused variable: `x`"));
 });
+
+Deno.test("the three SDK examples build through cargo.build and activate; the web server answers HTTP", async () => {
+  await using w = await startWorld();
+  for (const name of ["notes", "www", "secrets"]) {
+    const from = new URL(`../plugins/${name}/`, import.meta.url).pathname;
+    const src = join(w.root, "plugins", name, "source");
+    await Deno.mkdir(src, { recursive: true });
+    await Deno.mkdir(join(src, "src"), { recursive: true });
+    for await (const e of Deno.readDir(join(from, "src"))) {
+      await Deno.copyFile(join(from, "src", e.name), join(src, "src", e.name));
+    }
+    // in a world, the SDK is a registry dependency that cargo.build points to the shipped copy
+    const manifest = (await Deno.readTextFile(join(from, "Cargo.toml")))
+      .replace(/sausage-plugin = \{ path = "[^"]*" \}/, 'sausage-plugin = "0.1"');
+    await Deno.writeTextFile(join(src, "Cargo.toml"), manifest);
+    const built = await w.request("cargo.build", { plugin: name });
+    assert.equal(built.error, undefined, `${name}: ${JSON.stringify(built.error, null, 2)}`);
+    const activated = await w.request("core.activate", {
+      plugin: name,
+      wasm: (built.result as { wasm: string }).wasm,
+    });
+    assert.equal(activated.error, undefined, `${name}: ${activated.error?.message}`);
+  }
+  await Deno.mkdir(join(w.root, "state", "www"), { recursive: true });
+  await Deno.writeTextFile(join(w.root, "state", "www", "index.html"), "hello from www");
+  const listener = Deno.listen({ port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  const pid = await w.call("core.call", { method: "www.start", params: { port }, detach: true });
+  assert.match(String(pid), /^www-/);
+  const page = await fetch(`http://127.0.0.1:${port}/index.html`);
+  assert.equal(await page.text(), "hello from www");
+  await w.call("core.stop", { pid });
+});
