@@ -62,6 +62,7 @@ import {
   VfsError,
   type VfsErrorCode,
 } from "./types.ts";
+import { FolderHandle } from "./_folder_handle.ts";
 
 /** Options of {@linkcode HostFileSystem}. */
 export interface HostFileSystemOptions {
@@ -211,7 +212,7 @@ export class HostFileSystem implements FileSystem {
     if (kind === "directory") {
       // Folders are bound to their path: no host descriptor stays open.
       file.close();
-      return new _HostDir(this, layerPath, (p) => this.#syncDir(p));
+      return new FolderHandle(this, layerPath, (p) => this.#syncDir(p));
     }
     if (options.directory) {
       file.close();
@@ -624,70 +625,6 @@ class _HostFile implements FileHandle {
     } catch (e) {
       throw _fromHost(e, "close", this.path);
     }
-  }
-}
-
-/** An open folder of the host layer, bound to its path. */
-class _HostDir implements FileHandle {
-  readonly kind: FileKind = "directory";
-  readonly path: string;
-  readonly #fs: FileSystem;
-  readonly #sync: (path: string) => void;
-  #closed = false;
-
-  constructor(fs: FileSystem, path: string, sync: (path: string) => void) {
-    this.#fs = fs;
-    this.path = path;
-    this.#sync = sync;
-  }
-
-  #open(syscall: string): void {
-    if (this.#closed) throw new VfsError("EBADF", syscall, this.path);
-  }
-
-  read(): number {
-    this.#open("read");
-    throw new VfsError("EISDIR", "read", this.path);
-  }
-
-  write(): number {
-    this.#open("write");
-    throw new VfsError("EISDIR", "write", this.path);
-  }
-
-  append(): number {
-    this.#open("write");
-    throw new VfsError("EISDIR", "write", this.path);
-  }
-
-  setSize(): void {
-    this.#open("ftruncate");
-    throw new VfsError("EISDIR", "ftruncate", this.path);
-  }
-
-  stat(): Stat {
-    this.#open("fstat");
-    return this.#fs.stat(this.path);
-  }
-
-  sync(): void {
-    this.#open("fsync");
-    this.#sync(this.path);
-  }
-
-  syncData(): void {
-    this.#open("fdatasync");
-    this.#sync(this.path);
-  }
-
-  setTimes(atime: TimeSpec, mtime: TimeSpec): void {
-    this.#open("futimes");
-    this.#fs.setTimes(this.path, atime, mtime, true);
-  }
-
-  close(): void {
-    this.#open("close");
-    this.#closed = true;
   }
 }
 

@@ -32,6 +32,7 @@ import {
   type TimeSpec,
   VfsError,
 } from "./types.ts";
+import { FolderHandle } from "./_folder_handle.ts";
 
 /** Options of {@linkcode MemoryFileSystem}. */
 export interface MemoryFileSystemOptions {
@@ -157,7 +158,7 @@ export class MemoryFileSystem implements FileSystem {
     }
     if (node.kind === "directory") {
       if (write || create || truncate) throw new VfsError("EISDIR", "open", path);
-      return new _DirHandle(this, this.#pathOf(found));
+      return new FolderHandle(this, this.#pathOf(found));
     }
     if (options.directory) throw new VfsError("ENOTDIR", "open", path);
     if (truncate && node.size > 0) this.#resize(node, 0, "open", path);
@@ -541,65 +542,5 @@ class _FileHandle implements FileHandle {
     const file = this.#open("close");
     this.#file = null;
     MemoryFileSystem._access.close(this.#fs, file);
-  }
-}
-
-/** An open folder of the memory layer, bound to its path as in the host layer. */
-class _DirHandle implements FileHandle {
-  readonly kind: FileKind = "directory";
-  readonly path: string;
-  readonly #fs: MemoryFileSystem;
-  #closed = false;
-
-  constructor(fs: MemoryFileSystem, path: string) {
-    this.#fs = fs;
-    this.path = path;
-  }
-
-  #open(syscall: string): void {
-    if (this.#closed) throw new VfsError("EBADF", syscall, this.path);
-  }
-
-  read(): number {
-    this.#open("read");
-    throw new VfsError("EISDIR", "read", this.path);
-  }
-
-  write(): number {
-    this.#open("write");
-    throw new VfsError("EISDIR", "write", this.path);
-  }
-
-  append(): number {
-    this.#open("write");
-    throw new VfsError("EISDIR", "write", this.path);
-  }
-
-  setSize(): void {
-    this.#open("ftruncate");
-    throw new VfsError("EISDIR", "ftruncate", this.path);
-  }
-
-  stat(): Stat {
-    this.#open("fstat");
-    return this.#fs.stat(this.path);
-  }
-
-  sync(): void {
-    this.#open("fsync");
-  }
-
-  syncData(): void {
-    this.#open("fdatasync");
-  }
-
-  setTimes(atime: TimeSpec, mtime: TimeSpec): void {
-    this.#open("futimes");
-    this.#fs.setTimes(this.path, atime, mtime, true);
-  }
-
-  close(): void {
-    this.#open("close");
-    this.#closed = true;
   }
 }
