@@ -25,7 +25,7 @@ import type { Journal } from "./journal.ts";
 import type { LockTable } from "./locks.ts";
 import { isPluginName } from "./names.ts";
 import type { Process } from "./process.ts";
-import { LAYER_PROC, LAYER_RUN, LAYER_WORLD } from "../runtime/messages.ts";
+import { LAYER_PROC, LAYER_RUN, LAYER_WORLD, MOUNT_POINTS } from "../runtime/messages.ts";
 
 /** Names in a process folder that belong to the core. */
 export const RESERVED_NAMES: ReadonlySet<string> = new Set(["info.json", "log", "fs"]);
@@ -58,7 +58,7 @@ const json = (value: unknown) => JSON.stringify(value, null, 2) + "\n";
 
 /** The folder of one process: files it writes to `/self`, and the core's files. */
 class ProcessFolder {
-  readonly files = new MemoryFileSystem({ maxBytes: SELF_BYTES });
+  readonly files = new MemoryFileSystem({ maxBytes: SELF_BYTES, reserved: [...RESERVED_NAMES] });
   readonly process: Process;
   readonly #journal: Journal;
 
@@ -92,7 +92,7 @@ export class CoreFiles {
 
   constructor(sources: ProcSources) {
     this.#sources = sources;
-    this.world = new HostFileSystem(sources.worldRoot);
+    this.world = new HostFileSystem(sources.worldRoot, { reserved: MOUNT_POINTS });
     this.proc = new GeneratedFileSystem({ kind: "dir", entries: () => this.#procEntries() });
   }
 

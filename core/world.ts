@@ -7,9 +7,9 @@
 import { join, resolve } from "node:path";
 import { isPluginName } from "./names.ts";
 import { installSdk } from "../cargo/sdk.ts";
+import { MOUNT_POINTS } from "../runtime/messages.ts";
 
-/** Names that are mount points for processes and must not exist in a world. */
-export const MOUNT_POINTS = ["proc", "run", "self"] as const;
+export { MOUNT_POINTS };
 
 /** Raised when a world cannot be run; the message names the cause and the fix. */
 export class WorldError extends Error {

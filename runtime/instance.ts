@@ -12,6 +12,7 @@ import {
   LAYER_PROC,
   LAYER_RUN,
   LAYER_WORLD,
+  MOUNT_POINTS,
   selfLayer,
   type ToWorker,
 } from "./messages.ts";
@@ -150,6 +151,7 @@ export class Instance {
     const channel = this.#host.files;
     const hostWorld = new RemoteFileSystem(channel, layers.world);
     const world: HostFileSystem = new HostFileSystem(files.world, {
+      reserved: MOUNT_POINTS,
       // scoped permissions cannot make links: the host makes them, inside the world
       symlink: (target, hostPath) =>
         hostWorld.symlink(target, hostPath.slice(world.root.length) || "/"),

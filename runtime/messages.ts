@@ -35,6 +35,9 @@ export interface WorldFiles {
   mounts?: DirectoryMount[];
 }
 
+/** The areas a world process sees at the top of `/`; the world folder must not have these names. */
+export const MOUNT_POINTS = ["proc", "run", "self"] as const;
+
 /** Names of the layers a worker asks the host for over its files channel. */
 export const LAYER_PROC = "proc";
 export const LAYER_RUN = "run";

@@ -22,12 +22,18 @@
  * `realpath` call: when the host's answer equals the path itself, no component
  * is a symbolic link, and the walk is skipped. Nothing is cached.
  *
- * Limits: the runtime has no `openat`, so a check and the call that follows it
- * are two steps. A concurrent writer in the same folder that swaps a checked
- * folder for a symbolic link between the two could make one call act outside
- * the root; run the host with file permissions limited to the root as a
- * second wall. A folder handle is bound to its path, not to the folder.
- * Opening a FIFO blocks the thread, as it does on the host.
+ * The runtime has no `openat`, so a check and the call that follows it are
+ * two steps, and a concurrent writer could swap a checked folder for a
+ * symbolic link between them. So a link made through the layer is written
+ * on the host with its target behind {@linkcode LINK_PREFIX}, a folder that
+ * does not exist: the host never follows it, only this layer does (and
+ * `readlink` returns the target as it was given). What remains is a link
+ * made on the host that leads out of the root: a process that can rename it
+ * into place at the right moment gets one call through it, so do not put
+ * such links in a root that untrusted code writes.
+ *
+ * A folder handle is bound to its path, not to the folder. Opening a FIFO
+ * blocks the thread, as it does on the host.
  *
  * @example
  * ```ts
@@ -64,6 +70,20 @@ import {
 } from "./types.ts";
 import { FolderHandle } from "./_folder_handle.ts";
 
+/**
+ * The host-side start of the target of a link made through the layer: a
+ * folder at the host's root that does not exist, so that the host's own
+ * resolution of the link fails with `ENOENT` instead of leading anywhere.
+ */
+export const LINK_PREFIX = "/.sausage-link/";
+
+const _encoder = new TextEncoder();
+
+/** The target of a link as the layer shows it. */
+function _target(onHost: string): string {
+  return onHost.startsWith(LINK_PREFIX) ? onHost.slice(LINK_PREFIX.length) : onHost;
+}
+
 /** Options of {@linkcode HostFileSystem}. */
 export interface HostFileSystemOptions {
   /** Refuse every change with `EROFS`. */
@@ -77,6 +97,11 @@ export interface HostFileSystemOptions {
    * without links.
    */
   symlink?: (target: string, hostPath: string) => void;
+  /**
+   * Names at the top of the root that nothing may create, also through a
+   * link to the root: the world's mount points (`proc`, `run`, `self`).
+   */
+  reserved?: readonly string[];
 }
 
 /** Matches what a path must not have for the fast check: `//`, `.` or `..` components, a trailing `/`. */
@@ -91,6 +116,7 @@ export class HostFileSystem implements FileSystem {
   /** Prepended to a layer path to get the host path: the root, or "" for the host's `/`. */
   readonly #prefix: string;
   readonly #symlink: (target: string, hostPath: string) => void;
+  readonly #reserved: ReadonlySet<string>;
 
   constructor(root: string, options: HostFileSystemOptions = {}) {
     let real: string;
@@ -103,7 +129,9 @@ export class HostFileSystem implements FileSystem {
     this.root = real;
     this.#prefix = real === "/" ? "" : real;
     this.readOnly = options.readOnly ?? false;
-    this.#symlink = options.symlink ?? Deno.symlinkSync;
+    this.#symlink = options.symlink ??
+      ((target, hostPath) => Deno.symlinkSync(LINK_PREFIX + target, hostPath));
+    this.#reserved = new Set(options.reserved ?? []);
   }
 
   stat(path: string): Stat {
@@ -122,7 +150,12 @@ export class HostFileSystem implements FileSystem {
     _check(path, "lstat");
     const host = this.#noFollow(path, "lstat");
     try {
-      return _stat(Deno.lstatSync(host));
+      const info = _stat(Deno.lstatSync(host));
+      if (info.kind !== "symlink") return info;
+      // a link's size is the length of its target, as the layer shows it
+      const onHost = Deno.readLinkSync(host);
+      const shown = _target(onHost);
+      return shown === onHost ? info : { ...info, size: _encoder.encode(shown).length };
     } catch (e) {
       throw _fromHost(e, "lstat", path);
     }
@@ -189,6 +222,7 @@ export class HostFileSystem implements FileSystem {
     } else {
       host = this.#follow(path, "open", create);
     }
+    if (create) this.#refuseReserved(host, "open", path);
     let file: Deno.FsFile;
     try {
       file = Deno.openSync(host, {
@@ -225,6 +259,7 @@ export class HostFileSystem implements FileSystem {
     _check(path, "mkdir");
     if (this.readOnly) throw new VfsError("EROFS", "mkdir", path);
     const host = this.#noFollow(path, "mkdir");
+    this.#refuseReserved(host, "mkdir", path);
     try {
       Deno.mkdirSync(host);
     } catch (e) {
@@ -270,6 +305,7 @@ export class HostFileSystem implements FileSystem {
     // As on Linux: the source's folder is checked before the destination's.
     _requireFolder(_parentOf(hostFrom), "rename", from);
     const hostTo = this.#noFollow(to, "rename");
+    this.#refuseReserved(hostTo, "rename", to);
     if (_namesFolder(from) || _namesFolder(to)) {
       _requireFolder(_parentOf(hostTo), "rename", to);
       throw new VfsError("EBUSY", "rename", from);
@@ -286,6 +322,7 @@ export class HostFileSystem implements FileSystem {
     if (this.readOnly) throw new VfsError("EROFS", "symlink", path);
     _checkTarget(target, path);
     const host = this.#noFollow(path, "symlink");
+    this.#refuseReserved(host, "symlink", path);
     try {
       this.#symlink(target, host);
     } catch (e) {
@@ -300,7 +337,7 @@ export class HostFileSystem implements FileSystem {
     _check(path, "readlink");
     const host = this.#noFollow(path, "readlink");
     try {
-      return Deno.readLinkSync(host);
+      return _target(Deno.readLinkSync(host));
     } catch (e) {
       throw _fromHost(e, "readlink", path);
     }
@@ -318,6 +355,7 @@ export class HostFileSystem implements FileSystem {
       throw _fromHost(e, "link", existing);
     }
     const hostNew = this.#noFollow(newPath, "link");
+    this.#refuseReserved(hostNew, "link", newPath);
     try {
       Deno.linkSync(hostExisting, hostNew);
     } catch (e) {
@@ -337,6 +375,16 @@ export class HostFileSystem implements FileSystem {
       else Deno.utimeSync(host, a, m);
     } catch (e) {
       throw _fromHost(e, "utimes", path);
+    }
+  }
+
+  /** Refuses to create a reserved name at the top of the root, however the path got there. */
+  #refuseReserved(host: string, syscall: string, path: string): void {
+    if (this.#reserved.size === 0) return;
+    const layerPath = this.#layerPath(host);
+    const name = layerPath.slice(1);
+    if (!name.includes("/") && this.#reserved.has(name)) {
+      throw new VfsError("EACCES", syscall, path, `the name /${name} at the top is reserved`);
     }
   }
 
@@ -472,7 +520,7 @@ export class HostFileSystem implements FileSystem {
         if (++links > MAX_SYMLINKS) throw new VfsError("ELOOP", syscall, path);
         let target: string;
         try {
-          target = Deno.readLinkSync(candidate);
+          target = _target(Deno.readLinkSync(candidate));
         } catch (e) {
           throw _fromHost(e, syscall, path);
         }
@@ -496,6 +544,7 @@ export class HostFileSystem implements FileSystem {
 /** An open file of the host layer: a host descriptor and the position it was left at. */
 class _HostFile implements FileHandle {
   readonly kind: FileKind;
+  readonly holdsHostFile = true;
   readonly path: string;
   #file: Deno.FsFile | null;
   readonly #read: boolean;

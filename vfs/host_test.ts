@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { HostFileSystem } from "./host.ts";
+import { HostFileSystem, LINK_PREFIX } from "./host.ts";
 import { type FileSystem, MAX_SYMLINKS, VfsError, type VfsErrorCode } from "./types.ts";
 
 const enc = new TextEncoder();
@@ -284,6 +284,58 @@ for (const how of ["host", "vfs"] as const) {
     }
   });
 }
+
+Deno.test("host: a link made through the layer is one the host cannot follow", () => {
+  const { fs, outer, root, done } = setup();
+  try {
+    fs.mkdir("/d");
+    fs.symlink(outer, "/out"); // what a racing process would swap in for /d
+    fs.symlink("d", "/in");
+    assert.equal(Deno.readLinkSync(`${root}/out`), LINK_PREFIX + outer);
+    assert.equal(fs.readlink("/out"), outer);
+    assert.equal(fs.readlink("/in"), "d");
+    // the host's own resolution of the link, which a swap between a check
+    // and an open would reach, finds nothing
+    assert.throws(() => Deno.statSync(`${root}/out/secret.txt`), Deno.errors.NotFound);
+    assert.throws(
+      () => Deno.writeTextFileSync(`${root}/out/new.txt`, "x"),
+      Deno.errors.NotFound,
+    );
+    // the layer follows it, inside the root
+    writeAll(fs, "/in/f", "through");
+    assert.equal(readAll(fs, "/d/f"), "through");
+    fs.rename("/in", "/moved");
+    assert.equal(readAll(fs, "/moved/f"), "through");
+  } finally {
+    done();
+  }
+});
+
+Deno.test("host: reserved names at the top cannot be made, also through a link to the root", () => {
+  const { outer, root, done } = setup();
+  const fs = new HostFileSystem(root, { reserved: ["run", "self"] });
+  try {
+    fs.symlink("/", "/top");
+    writeAll(fs, "/f", "x");
+    for (const p of ["/run", "/top/run", "/top/../self"]) {
+      assert.equal(code(() => fs.mkdir(p)), "EACCES", p);
+      assert.equal(code(() => writeAll(fs, p, "y")), "EACCES", p);
+      assert.equal(code(() => fs.symlink("f", p)), "EACCES", p);
+      assert.equal(code(() => fs.link("/f", p)), "EACCES", p);
+      assert.equal(code(() => fs.rename("/f", p)), "EACCES", p);
+    }
+    fs.mkdir("/top/running"); // only the exact names
+    fs.mkdir("/top/running/run"); // and only at the top
+    assert.deepEqual(Deno.readDirSync(root).map((e) => e.name).toArray().sort(), [
+      "f",
+      "running",
+      "top",
+    ]);
+    assert.ok(tree(outer).every((n) => !/(^|\/)(run|self)$/.test(n) || n.includes("running")));
+  } finally {
+    done();
+  }
+});
 
 Deno.test("host: symbolic link loops give ELOOP", () => {
   const { fs, done } = setup();

@@ -34,12 +34,26 @@ import {
 } from "./types.ts";
 import { FolderHandle } from "./_folder_handle.ts";
 
+/**
+ * A budget of `maxBytes` allows one name per this many bytes, as a
+ * filesystem has one inode per so many bytes: names are limited apart from
+ * content, so that an empty file can still be made when the bytes are used up
+ * (SQLite makes its journal before it writes).
+ */
+export const BYTES_PER_NAME = 1024;
+
 /** Options of {@linkcode MemoryFileSystem}. */
 export interface MemoryFileSystemOptions {
   /** Refuse every change with `EROFS`. */
   readOnly?: boolean;
-  /** Most bytes of file content the layer holds; beyond it, writes fail with `ENOSPC`. */
+  /**
+   * Most bytes of file content and link targets the layer holds, and, by
+   * {@linkcode BYTES_PER_NAME}, its most names; beyond them, writes and new
+   * names fail with `ENOSPC`.
+   */
   maxBytes?: number;
+  /** Names at the top of the layer that nothing may create, also through a link. */
+  reserved?: readonly string[];
 }
 
 interface _Times {
@@ -95,17 +109,22 @@ export class MemoryFileSystem implements FileSystem {
   readonly #dev = _devices++;
   readonly #root: _Dir;
   readonly #maxBytes: number;
+  readonly #reserved: ReadonlySet<string>;
+  readonly #maxNames: number;
   #bytes = 0;
+  #names = 0;
   #inodes = 1;
 
   constructor(options: MemoryFileSystemOptions = {}) {
     this.readOnly = options.readOnly ?? false;
     this.#maxBytes = options.maxBytes ?? Infinity;
+    this.#maxNames = Math.max(1, Math.floor(this.#maxBytes / BYTES_PER_NAME));
+    this.#reserved = new Set(options.reserved ?? []);
     this.#root = this.#dir();
     this.#root.nlink = 2;
   }
 
-  /** Bytes of file content held now. */
+  /** Bytes held now: the size of each file and the target of each link. */
   get bytes(): number {
     return this.#bytes;
   }
@@ -152,6 +171,8 @@ export class MemoryFileSystem implements FileSystem {
     }
     if (!node) {
       if (!create) throw new VfsError("ENOENT", "open", path);
+      this.#refuseReserved(found, "open", path);
+      this.#addName("open", path);
       const file = this.#file();
       this.#link(found.folders[found.folders.length - 1], found.name, file);
       node = file;
@@ -171,6 +192,8 @@ export class MemoryFileSystem implements FileSystem {
     const found = this.#resolve(path, false, "mkdir");
     if (found.node) throw new VfsError("EEXIST", "mkdir", path);
     const parent = found.folders[found.folders.length - 1];
+    this.#refuseReserved(found, "mkdir", path);
+    this.#addName("mkdir", path);
     this.#link(parent, found.name, this.#dir());
     parent.nlink++;
   }
@@ -210,6 +233,7 @@ export class MemoryFileSystem implements FileSystem {
     if (src.name === "" || dst.name === "") throw new VfsError("EBUSY", "rename", from);
     const node = src.node;
     if (!node) throw new VfsError("ENOENT", "rename", from);
+    this.#refuseReserved(dst, "rename", to);
     const srcParent = src.folders[src.folders.length - 1];
     const dstParent = dst.folders[dst.folders.length - 1];
     // A folder cannot move into itself; a folder holding the source cannot be replaced.
@@ -253,6 +277,9 @@ export class MemoryFileSystem implements FileSystem {
     checkTarget(target, path);
     const found = this.#resolve(path, false, "symlink");
     if (found.node) throw new VfsError("EEXIST", "symlink", path);
+    this.#refuseReserved(found, "symlink", path);
+    this.#charge(_byteLength(target), "symlink", path);
+    this.#addName("symlink", path);
     const now = Date.now();
     const link: _Link = {
       kind: "symlink",
@@ -282,6 +309,8 @@ export class MemoryFileSystem implements FileSystem {
     const found = this.#resolve(newPath, false, "link");
     if (found.node) throw new VfsError("EEXIST", "link", newPath);
     if (node.kind === "directory") throw new VfsError("EPERM", "link", existing);
+    this.#refuseReserved(found, "link", newPath);
+    this.#addName("link", newPath);
     this.#link(found.folders[found.folders.length - 1], found.name, node);
     node.ctimeMs = Date.now();
   }
@@ -388,29 +417,51 @@ export class MemoryFileSystem implements FileSystem {
     folder.entries.delete(name);
     node.nlink -= node.kind === "directory" ? 2 : 1;
     folder.mtimeMs = folder.ctimeMs = node.ctimeMs = Date.now();
+    this.#names--;
+    if (node.kind === "symlink" && node.nlink === 0) this.#bytes -= _byteLength(node.target);
     // The content stays while a handle holds the file; its bytes count until then.
     if (node.kind === "file") this.#release(node);
   }
 
-  /** Sets the size of a file, charging the budget. */
+  /** Refuses a reserved name at the top of the layer, however the path got there. */
+  #refuseReserved(found: { folders: _Dir[]; name: string }, syscall: string, path: string): void {
+    if (found.folders.length === 1 && this.#reserved.has(found.name)) {
+      throw new VfsError("EACCES", syscall, path, `the name ${found.name} is reserved`);
+    }
+  }
+
+  /** Counts a new name, or fails with `ENOSPC` when the budget has no name left. */
+  #addName(syscall: string, path: string): void {
+    if (this.#names >= this.#maxNames) throw new VfsError("ENOSPC", syscall, path);
+    this.#names++;
+  }
+
+  /** Takes `bytes` from the budget, or fails with `ENOSPC` and changes nothing. */
+  #charge(bytes: number, syscall: string, path: string): void {
+    if (this.#bytes + bytes > this.#maxBytes) throw new VfsError("ENOSPC", syscall, path);
+    this.#bytes += bytes;
+  }
+
+  /**
+   * Sets the size of a file, charging the budget by size, as `df` counts.
+   * The content grows by doubling, at most 8 MiB at a time, so that writes
+   * at the end copy the file rarely; the unused room of a file is never more
+   * than its size, so the memory held stays within twice the budget.
+   */
   #resize(file: _File, size: number, syscall: string, path: string): void {
+    if (size > file.size && this.#bytes - file.size + size > this.#maxBytes) {
+      throw new VfsError("ENOSPC", syscall, path);
+    }
     if (size > file.data.length) {
-      let capacity = Math.max(size, Math.min(file.data.length * 2, size + (1 << 20)), 64);
-      if (this.#bytes - file.data.length + capacity > this.#maxBytes) capacity = size;
-      if (this.#bytes - file.data.length + capacity > this.#maxBytes) {
-        throw new VfsError("ENOSPC", syscall, path);
-      }
+      const capacity = Math.max(size, Math.min(file.data.length * 2, size + (8 << 20)), 64);
       const data = new Uint8Array(capacity);
       data.set(file.data.subarray(0, file.size));
-      this.#bytes += capacity - file.data.length;
       file.data = data;
     } else if (size < file.size) {
       file.data.fill(0, size, file.size);
-      if (size === 0 && file.data.length > 0) {
-        this.#bytes -= file.data.length;
-        file.data = new Uint8Array(0);
-      }
+      if (size === 0) file.data = new Uint8Array(0);
     }
+    this.#bytes += size - file.size;
     file.size = size;
     file.mtimeMs = file.ctimeMs = Date.now();
   }
@@ -436,7 +487,8 @@ export class MemoryFileSystem implements FileSystem {
   /** Frees the content of a file that has no name and no open handle left. */
   #release(file: _File): void {
     if (file.nlink === 0 && file.opens === 0) {
-      this.#bytes -= file.data.length;
+      this.#bytes -= file.size;
+      file.size = 0;
       file.data = new Uint8Array(0);
     }
   }

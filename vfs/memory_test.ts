@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { MemoryFileSystem } from "./memory.ts";
+import { BYTES_PER_NAME, MemoryFileSystem } from "./memory.ts";
 import { type FileSystem, MAX_SYMLINKS, VfsError, type VfsErrorCode } from "./types.ts";
 
 const enc = new TextEncoder();
@@ -153,22 +153,45 @@ Deno.test("memory: an open file survives unlink and rename; its bytes leave with
   assert.equal(h.stat().nlink, 0);
   const buf = new Uint8Array(8);
   assert.equal(h.read(buf, 0), 8);
-  assert.equal(fs.bytes, before);
+  assert.equal(fs.bytes, before); // the name is gone, the content stays
   h.close();
   assert.equal(fs.bytes, 0);
 });
 
 Deno.test("memory: the byte budget gives ENOSPC", () => {
-  const fs = new MemoryFileSystem({ maxBytes: 1000 });
+  const fs = new MemoryFileSystem({ maxBytes: 2 * BYTES_PER_NAME });
   const f = fs.open("/big", { write: true, create: true });
-  f.write(new Uint8Array(600), 0);
-  assert.equal(code(() => f.write(new Uint8Array(600), 600)), "ENOSPC");
-  f.write(new Uint8Array(400), 600);
-  assert.equal(code(() => f.write(new Uint8Array(1), 1000)), "ENOSPC");
-  assert.equal(code(() => write(fs, "/other", "x")), "ENOSPC");
+  f.write(new Uint8Array(1500), 0);
+  assert.equal(code(() => f.write(new Uint8Array(600), 1500)), "ENOSPC");
+  assert.equal(f.stat().size, 1500, "a write that fails changes nothing");
+  f.write(new Uint8Array(548), 1500);
+  assert.equal(code(() => f.write(new Uint8Array(1), 2048)), "ENOSPC");
+  // no byte left, but names are counted apart: an empty file can still be made
+  fs.open("/empty", { write: true, create: true }).close();
+  assert.equal(code(() => write(fs, "/empty", "x")), "ENOSPC");
   f.setSize(0);
-  write(fs, "/other", "x");
+  write(fs, "/empty", "x");
   f.close();
+});
+
+Deno.test("memory: names and link targets count in the budget, and come back when removed", () => {
+  const fs = new MemoryFileSystem({ maxBytes: 10 * BYTES_PER_NAME });
+  // targets count as bytes
+  const target = "t".repeat(3000);
+  let made = 0;
+  while (code(() => fs.symlink(target, `/link${made}`)) !== "ENOSPC") made++;
+  assert.equal(made, Math.floor(10 * BYTES_PER_NAME / 3000));
+  assert.equal(fs.bytes, made * 3000);
+  for (let i = 0; i < made; i++) fs.unlink(`/link${i}`);
+  assert.equal(fs.bytes, 0);
+  // names are limited to one per BYTES_PER_NAME
+  for (let i = 0; i < 10; i++) fs.mkdir(`/d${i}`);
+  assert.equal(code(() => fs.open("/f", { write: true, create: true })), "ENOSPC");
+  assert.equal(code(() => fs.symlink("x", "/l")), "ENOSPC");
+  fs.rmdir("/d9");
+  fs.open("/f", { write: true, create: true }).close();
+  assert.equal(code(() => fs.link("/f", "/g")), "ENOSPC");
+  fs.rename("/f", "/d8/f"); // a move makes no new name
 });
 
 Deno.test("memory: a read-only layer refuses changes with EROFS", () => {
@@ -183,4 +206,20 @@ Deno.test("memory: a read-only layer refuses changes with EROFS", () => {
       () => fs.rename("/a", "/b"),
     ]
   ) assert.equal(code(f), "EROFS");
+});
+
+Deno.test("memory: reserved names at the top cannot be made, also through a link", () => {
+  const fs = new MemoryFileSystem({ reserved: ["log"] });
+  fs.symlink("/", "/top");
+  fs.mkdir("/d");
+  write(fs, "/f", "x");
+  for (const p of ["/log", "/top/log", "/d/../log"]) {
+    assert.equal(code(() => fs.mkdir(p)), "EACCES", p);
+    assert.equal(code(() => write(fs, p, "y")), "EACCES", p);
+    assert.equal(code(() => fs.symlink("f", p)), "EACCES", p);
+    assert.equal(code(() => fs.link("/f", p)), "EACCES", p);
+    assert.equal(code(() => fs.rename("/f", p)), "EACCES", p);
+  }
+  fs.mkdir("/d/log"); // only at the top
+  assert.deepEqual(fs.readDir("/").map((e) => e.name).sort(), ["d", "f", "top"]);
 });

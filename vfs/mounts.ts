@@ -73,14 +73,31 @@ export class MountFileSystem implements FileSystem {
     this.#heads = new Set(this.#mounts.filter((m) => m !== root).map((m) => m.parts[0]));
   }
 
+  /**
+   * The layer of a path. `..` inside a mount, or at `/`, is taken as written
+   * (`/run/../state` is `/state`). In the root layer it is physical, as on
+   * Linux: the folder it leaves is resolved first, so `/state/link/..` is the
+   * parent of where `link` leads, and `/state/../run` is the mount `/run`.
+   */
   #route(path: string): _Route {
     const raw = path.split("/").filter((p) => p !== "" && p !== ".");
     let parts = raw;
-    if (raw.includes("..") && raw.some((p) => this.#heads.has(p))) {
+    if (raw.includes("..")) {
       parts = [];
       for (const p of raw) {
-        if (p === "..") parts.pop();
-        else parts.push(p);
+        if (p !== "..") {
+          parts.push(p);
+          continue;
+        }
+        if (parts.length > 0 && !this.#heads.has(parts[0])) {
+          // in the root layer: where the folder really is
+          try {
+            parts = this.#root.fs.realpath("/" + parts.join("/")).split("/").filter((x) => x);
+          } catch {
+            return { mount: this.#root, sub: path }; // the layer reports the error
+          }
+        }
+        parts.pop();
       }
     }
     for (const mount of this.#mounts) {
@@ -206,6 +223,9 @@ class _PrefixedHandle implements FileHandle {
 
   get kind() {
     return this.#inner.kind;
+  }
+  get holdsHostFile() {
+    return this.#inner.holdsHostFile;
   }
   read(buffer: Uint8Array, offset: number): number {
     return this.#inner.read(buffer, offset);

@@ -54,3 +54,15 @@ Deno.test("`..` that leaves a mount as written is resolved lexically", () => {
 Deno.test("a table needs a root layer", () => {
   assert.throws(() => new MountFileSystem([{ path: "/run", fs: new MemoryFileSystem() }]));
 });
+
+Deno.test("`..` in the root layer is physical: after a symbolic link it leaves where the link leads", () => {
+  const { root, fs } = table();
+  root.mkdir("/a");
+  root.mkdir("/a/b");
+  root.symlink("/a/b", "/state/run"); // a folder of the world that is named like an area
+  fs.open("/a/x", { write: true, create: true }).close();
+  assert.equal(fs.stat("/state/run/../x").kind, "file"); // /a/b/.. is /a
+  assert.equal(code(() => fs.stat("/state/x")), "ENOENT");
+  assert.equal(fs.stat("/state/run/../../state").kind, "directory"); // /a/.. is /
+  assert.equal(code(() => fs.stat("/missing/../state")), "ENOENT");
+});

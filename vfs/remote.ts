@@ -119,30 +119,55 @@ export class SyncChannel {
       Atomics.store(header, 0, REQUEST);
       return;
     }
-    this.#write(answer, data);
+    try {
+      this.#write(answer, data);
+    } catch (e) {
+      // an answer that does not fit (a listing of tens of thousands of names)
+      // is an error for this one call, never for the serving thread
+      const detail = e instanceof Error ? e.message : String(e);
+      this.#write({ err: { code: "EOVERFLOW", syscall: "remote", detail } });
+    }
     Atomics.store(header, 0, ANSWER);
     Atomics.notify(header, 0);
   }
 
+  /**
+   * Writes a message: its JSON, then its data. JSON too large for its area
+   * goes in the data area of a message without data (a long listing); the
+   * length is then stored negated.
+   */
   #write(value: unknown, data?: Uint8Array): void {
     const json = encoder.encode(JSON.stringify(value));
-    if (json.length > JSON_BYTES) {
-      throw new VfsError("ENAMETOOLONG", "remote", undefined, "request too large");
-    }
     const size = data?.length ?? 0;
     if (size > CHANNEL_DATA_BYTES) {
       throw new VfsError("EFBIG", "remote", undefined, "data too large");
     }
-    this.#bytes.set(json, 0);
-    if (data) this.#bytes.set(data, JSON_BYTES);
-    this.#header[1] = json.length;
-    this.#header[2] = size;
+    if (json.length <= JSON_BYTES) {
+      this.#bytes.set(json, 0);
+      if (data) this.#bytes.set(data, JSON_BYTES);
+      this.#header[1] = json.length;
+      this.#header[2] = size;
+    } else if (size === 0 && json.length <= CHANNEL_DATA_BYTES) {
+      this.#bytes.set(json, JSON_BYTES);
+      this.#header[1] = -json.length;
+      this.#header[2] = 0;
+    } else {
+      throw new VfsError(
+        "EOVERFLOW",
+        "remote",
+        undefined,
+        `a message of ${json.length} bytes does not fit the channel`,
+      );
+    }
   }
 
   #read(): { answer: unknown; data: Uint8Array } {
     const jsonLength = this.#header[1];
     const size = this.#header[2];
-    const answer = JSON.parse(decoder.decode(this.#bytes.slice(0, jsonLength)));
+    const json = jsonLength >= 0
+      ? this.#bytes.slice(0, jsonLength)
+      : this.#bytes.slice(JSON_BYTES, JSON_BYTES - jsonLength);
+    const answer = JSON.parse(decoder.decode(json));
     return { answer, data: this.#bytes.slice(JSON_BYTES, JSON_BYTES + size) };
   }
 }
@@ -253,11 +278,22 @@ class _RemoteHandle implements FileHandle {
     buffer.set(data);
     return data.length;
   }
+  /** Writes in pieces; when a later piece fails, the bytes written so far are a short write. */
   write(data: Uint8Array, offset: number): number {
-    for (let at = 0; at < data.length; at += CHANNEL_DATA_BYTES) {
-      this.#call("write", [offset + at], data.subarray(at, at + CHANNEL_DATA_BYTES));
+    let written = 0;
+    while (written < data.length) {
+      const piece = data.subarray(written, written + CHANNEL_DATA_BYTES);
+      let n: number;
+      try {
+        n = this.#call("write", [offset + written], piece).value as number;
+      } catch (e) {
+        if (written > 0) return written;
+        throw e;
+      }
+      written += n;
+      if (n < piece.length) break;
     }
-    return data.length;
+    return written;
   }
   append(data: Uint8Array): number {
     let size = 0;

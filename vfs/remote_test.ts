@@ -5,9 +5,20 @@
 import assert from "node:assert/strict";
 import { FileSystemServer, MemoryFileSystem, SyncChannel } from "./mod.ts";
 
-Deno.test("a worker reads and writes a layer served by the main thread", async () => {
+Deno.test("a worker reads and writes a layer served by the main thread; long answers; short writes", async () => {
   const layer = new MemoryFileSystem({ maxBytes: 3_500_000 });
-  const server = new FileSystemServer((name) => (name === "mem" ? layer : undefined));
+  // a layer with room for two channel pieces: a third piece fails
+  const narrow = new MemoryFileSystem({ maxBytes: 2 << 20 });
+  // listings of about 130 KiB (more than the channel's JSON area) and 1.6 MiB (more than all of it)
+  const many = new MemoryFileSystem();
+  many.mkdir("/some");
+  many.mkdir("/lots");
+  for (let i = 0; i < 3000; i++) many.open(`/some/file-${i}`, { create: true }).close();
+  for (let i = 0; i < 20_000; i++) {
+    many.open(`/lots/${"n".repeat(50)}-${i}`, { create: true }).close();
+  }
+  const layers: Record<string, MemoryFileSystem> = { mem: layer, narrow, many };
+  const server = new FileSystemServer((name) => layers[name]);
   const channel = SyncChannel.create();
   const worker = new Worker(new URL("./testdata/remote_client.ts", import.meta.url), {
     type: "module",
@@ -28,6 +39,11 @@ Deno.test("a worker reads and writes a layer served by the main thread", async (
     missing: "ENOENT",
     unknownLayer: "ENOENT",
     full: "ENOSPC",
+    shortWrite: 2 << 20,
+    someListed: 3000,
+    tooManyToList: "EOVERFLOW",
+    servingAfter: "directory",
   });
+  assert.equal(narrow.stat("/partial").size, 2 << 20);
   assert.equal(layer.stat("/big").size, 3_000_000);
 });

@@ -203,7 +203,15 @@ export interface FileHandle {
   readonly path: string;
   /** Reads into `buffer` from `offset`; returns the number of bytes read, 0 at the end. */
   read(buffer: Uint8Array, offset: number): number;
-  /** Writes all of `data` at `offset` (extending the file); returns `data.length`. */
+  /**
+   * Keeps a descriptor of the host open, which counts in the host's limit of
+   * open files (a host file, not a folder or a file in memory).
+   */
+  readonly holdsHostFile?: boolean;
+  /**
+   * Writes `data` at `offset` (extending the file); returns `data.length`, or
+   * fewer bytes when the layer filled up after writing some (a short write).
+   */
   write(data: Uint8Array, offset: number): number;
   /** Writes all of `data` at the end of the file; returns the new size. */
   append(data: Uint8Array): number;

@@ -32,6 +32,7 @@ export const TRANSPILER_FINGERPRINT = [
   "binaryen@132.0.0",
   `instrument@${INSTRUMENTATION_VERSION}`,
   `async:${ASYNC_WASI_IMPORTS.length}`,
+  "utf8:fatal",
 ].join(" ");
 
 /** The runnable form of a component. */

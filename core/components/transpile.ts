@@ -61,10 +61,25 @@ export async function transpileComponent(
         throw new ComponentError(`${name}: ${errorText(e)}`);
       }
     } else if (file.endsWith(".js")) {
-      js = new TextDecoder().decode(content);
+      js = strictStrings(new TextDecoder().decode(content));
     }
   }
   return { js, modules, imports: result.imports, exports, loops };
+}
+
+/** How jco's glue declares the decoder of the strings a component passes to the host. */
+const LENIENT_UTF8 = "const TEXT_DECODER_UTF8 = new TextDecoder();";
+
+/**
+ * Makes the glue trap on a string that is not UTF-8, as the component model
+ * requires. jco decodes leniently, so two different invalid names would both
+ * become the same name with U+FFFD, and reach the same file.
+ */
+export function strictStrings(glue: string): string {
+  return glue.replace(
+    LENIENT_UTF8,
+    'const TEXT_DECODER_UTF8 = new TextDecoder("utf-8", { fatal: true });',
+  );
 }
 
 function errorText(e: unknown): string {

@@ -188,7 +188,12 @@ const _MAX_READ = 1 << 20;
 /** What a file output stream accepts per `check-write`. */
 const _WRITE_BUDGET = 1 << 20;
 
-/** Host files open in this worker, across processes, and the budget for them. */
+/**
+ * Host files open in this worker, across processes, and the budget for them.
+ * The budget is shared: when processes on a worker hold it all, the next open
+ * of a host file on that worker fails with `insufficient-memory` (WASI 0.2
+ * has no `ENFILE`). Folders and files in memory do not count.
+ */
 let _hostFiles = 0;
 let _hostFileBudget = 1024;
 
@@ -218,7 +223,7 @@ class _OpenFile {
     this.handle = handle;
     this.#process = process;
     process.files.add(this);
-    _hostFiles++;
+    if (handle.holdsHostFile) _hostFiles++;
   }
 
   retain(): this {
@@ -235,7 +240,7 @@ class _OpenFile {
   close(): void {
     if (!this.#process.files.delete(this)) return;
     this.#refs = 0;
-    _hostFiles--;
+    if (this.handle.holdsHostFile) _hostFiles--;
     try {
       this.handle.close();
     } catch {
@@ -500,9 +505,7 @@ export class Descriptor {
       ) throw "read-only";
       const process = this.#process;
       if (process.released) throw "bad-descriptor";
-      if (process.descriptors >= MAX_DESCRIPTORS_PER_PROCESS || _hostFiles >= _hostFileBudget) {
-        throw "insufficient-memory";
-      }
+      if (process.descriptors >= MAX_DESCRIPTORS_PER_PROCESS) throw "insufficient-memory";
       const handle = this.#fs.open(target, {
         read: flags.read === true,
         write: flags.write === true,
@@ -515,6 +518,10 @@ export class Descriptor {
       if (handle.kind === "directory" && flags.write) {
         handle.close();
         throw "is-directory";
+      }
+      if (handle.holdsHostFile && _hostFiles >= _hostFileBudget) {
+        handle.close();
+        throw "insufficient-memory";
       }
       return new Descriptor(_TOKEN, process, this.#fs, handle, flags, true);
     } catch (e) {

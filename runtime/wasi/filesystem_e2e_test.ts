@@ -1,7 +1,8 @@
 /**
  * `wasi:filesystem` end to end: real Rust components (`tests/plugins/crates/
  * fsprobe` for `std::fs`, `sqlprobe` for SQLite) run by `sausage run` with a
- * temporary folder mounted at `/`.
+ * temporary folder mounted at `/`. `tests/fs_escape_test.ts` runs the same
+ * checks as world processes, through a world's mount table.
  */
 import assert from "node:assert/strict";
 import { testPlugin } from "../../tests/setup.ts";

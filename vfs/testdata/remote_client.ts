@@ -30,5 +30,12 @@ self.onmessage = (e: MessageEvent<SharedArrayBuffer>) => {
     full: code(() =>
       fs.open("/more", { write: true, create: true }).write(new Uint8Array(1 << 20), 0)
     ),
+    // a write that fails after some pieces is a short write of those pieces
+    shortWrite: new RemoteFileSystem(channel, "narrow")
+      .open("/partial", { write: true, create: true })
+      .write(new Uint8Array(3 << 20), 0),
+    someListed: new RemoteFileSystem(channel, "many").readDir("/some").length,
+    tooManyToList: code(() => new RemoteFileSystem(channel, "many").readDir("/lots")),
+    servingAfter: new RemoteFileSystem(channel, "many").stat("/lots").kind,
   });
 };

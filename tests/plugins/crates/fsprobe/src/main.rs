@@ -3,11 +3,25 @@
 //! Usage: `fsprobe [ROOT]` (default `/`). Each check prints `ok NAME` or
 //! `FAIL NAME: DETAIL`; the last line is `done PASSED FAILED`, and the exit
 //! status is 1 when a check failed.
+//!
+//! In a world (`SAUSAGE_PID` is set) it is a plugin instead: it answers one
+//! JSON-RPC request on stdin, see `world.rs`.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::{Duration, SystemTime};
+
+mod world;
+
+/// Where ROOT is inside its layer (`""` when ROOT is the root of a layer, such as `/`,
+/// `/run` or `/self`): absolute link targets are resolved from the layer's root.
+static PREFIX: OnceLock<String> = OnceLock::new();
+
+fn prefix() -> &'static str {
+    PREFIX.get().map(String::as_str).unwrap_or("")
+}
 
 type Check = Result<(), String>;
 
@@ -224,7 +238,7 @@ fn links(root: &Path) -> Check {
 }
 
 /// Links made on the host before the start, in `ROOT/pre/` (skipped when absent):
-/// `target.txt` ("T"), `rel` -> `target.txt`, `abs` -> `/pre/target.txt`,
+/// `target.txt` ("T"), `rel` -> `target.txt`, `abs` -> `PREFIX/pre/target.txt`,
 /// `up` -> `../../../..`, `out` -> a host path outside the root, `loop` -> `loop`.
 fn symlinks_read(root: &Path) -> Result<bool, String> {
     let pre = root.join("pre");
@@ -256,7 +270,7 @@ fn symlinks_read(root: &Path) -> Result<bool, String> {
     // `..` in a target stays at the root.
     expect_eq(
         "up is the root",
-        pre.join("up/pre/target.txt").exists(),
+        pre.join(format!("up{}/pre/target.txt", prefix())).exists(),
         true,
     )?;
     // An absolute host path is a path inside the root, where nothing is.
@@ -301,7 +315,10 @@ fn symlinks_make(root: &Path) -> Result<bool, String> {
     )?;
     io(
         "abs symlink",
-        symlink("/fsprobe/made/target.txt", base.join("abs")),
+        symlink(
+            &format!("{}/fsprobe/made/target.txt", prefix()),
+            base.join("abs"),
+        ),
     )?;
     expect_eq(
         "through abs link",
@@ -370,9 +387,14 @@ fn no_escape(root: &Path) -> Check {
         fs::read(root.join("../../../../etc/passwd")),
         ErrorKind::NotFound,
     )?;
+    // Below the root, `..` goes up one folder: come back by the root's own name.
+    let back = match root.file_name() {
+        Some(name) => PathBuf::from("..").join(name),
+        None => PathBuf::from(".."),
+    };
     io(
         "write via ..",
-        fs::write(root.join("../fsprobe/dotdot.txt"), "in"),
+        fs::write(root.join(back).join("fsprobe/dotdot.txt"), "in"),
     )?;
     expect_eq(
         "landed inside",
@@ -438,26 +460,44 @@ fn many_open(root: &Path) -> Check {
     )
 }
 
+/// The checks that need nothing made before the start.
+const CHECKS: [(&str, fn(&Path) -> Check); 10] = [
+    ("files_and_folders", files_and_folders),
+    ("append_and_positions", append_and_positions),
+    ("listing", listing),
+    ("atomic_replace", atomic_replace),
+    ("links", links),
+    ("errors", errors),
+    ("no_escape", no_escape),
+    ("times", times),
+    ("big_file", big_file),
+    ("many_open", many_open),
+];
+
+/// The checks that may be skipped (`Ok(false)`).
+const OPTIONAL: [(&str, fn(&Path) -> Result<bool, String>); 2] = [
+    ("symlinks_read", symlinks_read),
+    ("symlinks_make", symlinks_make),
+];
+
+/// Runs every check under `root`; each result is `Ok(true)`, `Ok(false)` (skipped) or the failure.
+fn run_checks(root: &Path, mut report: impl FnMut(&str, Result<bool, String>)) {
+    for (name, check) in CHECKS {
+        report(name, check(root).map(|()| true));
+    }
+    for (name, check) in OPTIONAL {
+        report(name, check(root));
+    }
+}
+
 fn main() {
+    if std::env::var_os("SAUSAGE_PID").is_some() {
+        world::serve();
+        return;
+    }
     let root = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "/".into()));
-    let checks: [(&str, fn(&Path) -> Check); 10] = [
-        ("files_and_folders", files_and_folders),
-        ("append_and_positions", append_and_positions),
-        ("listing", listing),
-        ("atomic_replace", atomic_replace),
-        ("links", links),
-        ("errors", errors),
-        ("no_escape", no_escape),
-        ("times", times),
-        ("big_file", big_file),
-        ("many_open", many_open),
-    ];
-    let optional: [(&str, fn(&Path) -> Result<bool, String>); 2] = [
-        ("symlinks_read", symlinks_read),
-        ("symlinks_make", symlinks_make),
-    ];
     let (mut passed, mut failed) = (0, 0);
-    let mut report = |name: &str, result: Result<bool, String>| match result {
+    run_checks(&root, |name, result| match result {
         Ok(true) => {
             passed += 1;
             println!("ok {name}");
@@ -467,13 +507,7 @@ fn main() {
             failed += 1;
             println!("FAIL {name}: {e}");
         }
-    };
-    for (name, check) in checks {
-        report(name, check(&root).map(|()| true));
-    }
-    for (name, check) in optional {
-        report(name, check(&root));
-    }
+    });
     println!("done {passed} {failed}");
     if failed > 0 {
         std::process::exit(1);
