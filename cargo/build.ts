@@ -198,11 +198,17 @@ async function prepare(o: BuilderOptions, params: Record<string, unknown>): Prom
 /** Messages of the build worker. */
 export type FromBuilder =
   | { t: "log"; line: string }
+  | { t: "group"; pgid: number; running: boolean }
   | { t: "notify"; name: string; params: unknown }
   | { t: "done"; result: BuildResult }
   | { t: "failed"; error: { code: number; message: string; data?: unknown } };
 
-/** Runs a job in a worker with narrow permissions; ctx gets its logs and progress. */
+/**
+ * Runs a job in a worker with narrow permissions; ctx gets its logs and
+ * progress. The worker may only start `setsid` and `cargo`, and Deno lets
+ * only a thread with full run permission signal a process group, so the
+ * host's thread ends cargo's group on a stop or a kill.
+ */
 function runInWorker(job: BuildJob, ctx: NativeContext): Promise<BuildResult> {
   const worker = new Worker(new URL("./build_worker.ts", import.meta.url), {
     type: "module",
@@ -227,16 +233,24 @@ function runInWorker(job: BuildJob, ctx: NativeContext): Promise<BuildResult> {
     },
   } as WorkerOptions);
   const { promise, resolve, reject } = Promise.withResolvers<BuildResult>();
-  const onAbort = () => worker.postMessage({ t: "abort", reason: ctx.signal.reason });
+  const groups = new ProcessGroups();
+  const onAbort = () => {
+    worker.postMessage({ t: "abort", reason: ctx.signal.reason });
+    groups.end(ctx.signal.reason === "kill" ? 0 : TERM_GRACE_MS);
+  };
   ctx.signal.addEventListener("abort", onAbort, { once: true });
   const end = () => {
     ctx.signal.removeEventListener("abort", onAbort);
     worker.terminate();
+    groups.end(0); // none is left after a clean end; after a crash, none may stay
   };
   worker.onmessage = (e: MessageEvent<FromBuilder | { t: "ready" }>) => {
     const m = e.data;
     if (m.t === "ready") worker.postMessage({ t: "job", job });
-    else if (m.t === "log") ctx.log(m.line);
+    else if (m.t === "group") {
+      groups.update(m.pgid, m.running);
+      if (m.running && ctx.signal.aborted) groups.end(0);
+    } else if (m.t === "log") ctx.log(m.line);
     else if (m.t === "notify") ctx.notify(m.name, m.params);
     else if (m.t === "done") {
       end();
@@ -254,8 +268,40 @@ function runInWorker(job: BuildJob, ctx: NativeContext): Promise<BuildResult> {
   return promise;
 }
 
+/** The process groups of a build's running cargo steps, as the worker reports them. */
+class ProcessGroups {
+  readonly #running = new Set<number>();
+
+  update(pgid: number, running: boolean): void {
+    if (running) this.#running.add(pgid);
+    else this.#running.delete(pgid);
+  }
+
+  /** SIGTERM then, after `graceMs`, SIGKILL (at once when 0) to every running group. */
+  end(graceMs: number): void {
+    const signal = (s: Deno.Signal) => {
+      for (const pgid of this.#running) {
+        try {
+          Deno.kill(Deno.build.os === "linux" ? -pgid : pgid, s);
+        } catch {
+          this.#running.delete(pgid); // already gone
+        }
+      }
+    };
+    if (graceMs === 0) return signal("SIGKILL");
+    signal("SIGTERM");
+    setTimeout(() => signal("SIGKILL"), graceMs);
+  }
+}
+
+/** What the build worker gives a build. */
+export interface BuildContext extends NativeContext {
+  /** Reports a process group cargo runs in, when it starts and when it ends. */
+  group(pgid: number, running: boolean): void;
+}
+
 /** The build itself (in the build worker). */
-export async function runBuild(job: BuildJob, ctx: NativeContext): Promise<BuildResult> {
+export async function runBuild(job: BuildJob, ctx: BuildContext): Promise<BuildResult> {
   const { plugin, work } = job;
   try {
     ctx.notify("progress", { step: "copy", text: `copying /plugins/${plugin}/source` });
@@ -316,13 +362,18 @@ export async function runBuild(job: BuildJob, ctx: NativeContext): Promise<Build
   }
 }
 
-/** Runs cargo in a process group of its own, so a stop or a kill reaches rustc and the tests too. */
+/**
+ * Runs cargo in a process group of its own, so a stop or a kill reaches
+ * rustc, build scripts and the tests too; `ctx.group` tells the host's
+ * thread, which sends the signals.
+ */
 async function cargo(
   args: string[],
   cwd: string,
   env: Record<string, string>,
-  ctx: NativeContext,
+  ctx: BuildContext,
 ): Promise<Step> {
+  if (ctx.signal.aborted) throw new Error("cargo was stopped");
   const useSetsid = Deno.build.os === "linux";
   const child = new Deno.Command(useSetsid ? "setsid" : "cargo", {
     args: useSetsid ? ["cargo", ...args] : args,
@@ -332,20 +383,8 @@ async function cargo(
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  const group = useSetsid ? -child.pid : child.pid;
-  const signal = (s: Deno.Signal) => {
-    try {
-      Deno.kill(group, s);
-    } catch {
-      // already gone
-    }
-  };
-  const onAbort = () => {
-    if (ctx.signal.reason === "kill") return signal("SIGKILL");
-    signal("SIGTERM");
-    setTimeout(() => signal("SIGKILL"), TERM_GRACE_MS);
-  };
-  ctx.signal.addEventListener("abort", onAbort, { once: true });
+  // setsid, not a group leader when spawned, makes the group and execs cargo in place
+  ctx.group(child.pid, true);
   const messages: CargoMessage[] = [];
   let stdout = "";
   let stderr = "";
@@ -390,7 +429,7 @@ async function cargo(
     }),
   ]);
   const status = await child.status;
-  ctx.signal.removeEventListener("abort", onAbort);
+  ctx.group(child.pid, false);
   if (ctx.signal.aborted) throw new Error("cargo was stopped");
   return { code: status.code, stdout, stderr, messages };
 }

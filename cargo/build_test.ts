@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { startWorld, type TestWorld } from "../tests/world.ts";
+import { startWorld, TEST_CACHE_DIR, type TestWorld } from "../tests/world.ts";
 import { warningsOf } from "./build.ts";
 
 const NOTES = new URL("../plugins/notes/src/main.rs", import.meta.url).pathname;
@@ -114,25 +114,61 @@ Deno.test("a build of a plugin without source is a clear error", async () => {
   assert.match(r.error!.message, /\/plugins\/nothing\/source\/Cargo\.toml/);
 });
 
-Deno.test("a kill during a build ends cargo and every rustc at once", async () => {
-  await using w = await startWorld();
-  await writeSource(w, "killed", (m) => m.replace("fn main() {", "fn main() {\n    let _ = 1;"));
-  const pending = w.request("cargo.build", { plugin: "killed" });
-  let pid = "";
-  const deadline = performance.now() + 60_000;
-  while (!pid && performance.now() < deadline) {
-    pid = w.host.processes.list().find((p) => p.plugin === "cargo")?.pid ?? "";
-    await new Promise((r) => setTimeout(r, 50));
+/** The processes (ID and command line) that work in the shared build folders. */
+async function buildProcesses(): Promise<Map<number, string>> {
+  const { stdout } = await new Deno.Command("ps", { args: ["-eo", "pid=,args="], stdout: "piped" })
+    .output();
+  const folder = join(TEST_CACHE_DIR, "cargo");
+  const found = new Map<number, string>();
+  for (const line of new TextDecoder().decode(stdout).split("\n")) {
+    const [, pid, args] = line.match(/^\s*(\d+) (.*)$/) ?? [];
+    if (args?.includes(folder)) found.set(Number(pid), args);
   }
-  await new Promise((r) => setTimeout(r, 1500)); // cargo is compiling or testing by now
-  await w.call("core.kill", { pid });
+  return found;
+}
+
+/** A test that runs for two minutes, so that a build is still testing when it is ended. */
+const SLOW_TEST = `
+#[cfg(test)]
+mod slow {
+    #[test]
+    fn waits() {
+        std::thread::sleep(std::time::Duration::from_secs(120));
+    }
+}
+`;
+
+async function endsCargo(how: "core.kill" | "core.stop", code: number) {
+  await using w = await startWorld();
+  await writeSource(w, "killed", (m) => m + SLOW_TEST);
+  const before = new Set((await buildProcesses()).keys()); // other builds on this machine
+  const ours = async () =>
+    [...(await buildProcesses())].filter(([pid]) => !before.has(pid)).map(([, args]) => args);
+  const pending = w.request("cargo.build", { plugin: "killed" });
+  // the test binary runs under the runner, with its path in the runner's arguments
+  const deadline = performance.now() + 120_000;
+  while (!(await ours()).some((args) => / test --cache-dir .*killed-[0-9a-f]+\.wasm/.test(args))) {
+    assert.ok(performance.now() < deadline, "the build did not reach its tests in time");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const pid = w.host.processes.list().find((p) => p.plugin === "cargo")!.pid;
+  await w.call(how, { pid });
   const r = await pending;
-  assert.equal(r.error?.code, -32002);
-  await new Promise((r) => setTimeout(r, 500));
-  const ps = new TextDecoder().decode(
-    (await new Deno.Command("ps", { args: ["-eo", "args"], stdout: "piped" }).output()).stdout,
-  );
-  assert.ok(!ps.split("\n").some((l) => l.includes("/cargo/work/")), ps);
+  assert.equal(r.error?.code, code, JSON.stringify(r.error));
+  let left = await ours();
+  for (let i = 0; i < 100 && left.length > 0; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    left = await ours();
+  }
+  assert.deepEqual(left, [], `still running after ${how}`);
+}
+
+Deno.test("a kill during a build ends cargo, rustc and the tests at once", async () => {
+  await endsCargo("core.kill", -32002);
+});
+
+Deno.test("a stop during a build ends cargo, rustc and the tests", async () => {
+  await endsCargo("core.stop", -32002);
 });
 
 Deno.test("the warnings name each imported method the plugin does not use", () => {
@@ -207,4 +243,75 @@ Deno.test("the three SDK examples build through cargo.build and activate; the we
   const page = await fetch(`http://127.0.0.1:${port}/index.html`);
   assert.equal(await page.text(), "hello from www");
   await w.call("core.stop", { pid });
+});
+
+/** A plugin that imports the built-in `cargo`, as an agent's plugin does. */
+const REBUILDER = `use sausage_plugin::{Result, rpc, schema};
+
+sausage_plugin::import!("cargo"); // imports/cargo.json, from /proc/core/plugins/cargo/discover.json
+
+/// Builds plugins.
+struct Rebuilder;
+
+/// A plugin to build.
+#[schema]
+struct Target {
+    /// Its name.
+    plugin: String,
+}
+
+#[rpc]
+impl Rebuilder {
+    /// Build a plugin; returns the path of its component.
+    async fn rebuild(&self, Target { plugin }: Target) -> Result<String> {
+        Ok(cargo::build(cargo::BuildParams { plugin }).await?.wasm)
+    }
+}
+
+fn main() {
+    sausage_plugin::run(Rebuilder);
+}
+`;
+
+Deno.test("a plugin that imports the built-in cargo activates without force; /proc has cargo's client.rs", async () => {
+  await using w = await startWorld();
+  const read = async (path: string) => {
+    const r = (await w.call("probe.read_file", { path })) as { text?: string; error?: string };
+    assert.ok(r.text !== undefined, `${path}: ${r.error}`);
+    return r.text;
+  };
+  const src = join(w.root, "plugins", "rebuilder", "source");
+  await Deno.mkdir(join(src, "src"), { recursive: true });
+  await Deno.mkdir(join(src, "imports"), { recursive: true });
+  await Deno.writeTextFile(
+    join(src, "imports", "cargo.json"),
+    await read("/proc/core/plugins/cargo/discover.json"),
+  );
+  await Deno.writeTextFile(join(src, "src", "main.rs"), REBUILDER);
+  await Deno.writeTextFile(
+    join(src, "Cargo.toml"),
+    `[package]\nname = "rebuilder"\nversion = "0.1.0"\nedition = "2024"\n\n[dependencies]\nsausage-plugin = "0.1"\n`,
+  );
+  const built = await w.request("cargo.build", { plugin: "rebuilder" });
+  assert.equal(built.error, undefined, JSON.stringify(built.error, null, 2));
+  const activated = await w.request("core.activate", {
+    plugin: "rebuilder",
+    wasm: (built.result as { wasm: string }).wasm,
+  });
+  assert.equal(activated.error, undefined, JSON.stringify(activated.error, null, 2));
+  const graph = JSON.parse(await read("/proc/core/graph.json"));
+  assert.equal(graph.plugins.rebuilder.imports.cargo.status, "ok");
+  let client = "";
+  for (let i = 0; i < 200 && !client.includes("fn build"); i++) {
+    client = await read("/proc/core/plugins/cargo/client.rs");
+    if (!client.includes("fn build")) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.match(client, /fn build/);
+  // no file replaces the built-in plugin
+  const replaced = await w.request("core.activate", {
+    plugin: "cargo",
+    wasm: (built.result as { wasm: string }).wasm,
+  });
+  assert.equal(replaced.error?.code, -32602);
+  assert.match(replaced.error!.message, /cargo is built into the host/);
 });

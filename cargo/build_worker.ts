@@ -26,6 +26,7 @@ self.onmessage = async (
       signal: abort.signal,
       log: (line) => post({ t: "log", line }),
       notify: (name, params) => post({ t: "notify", name, params }),
+      group: (pgid, running) => post({ t: "group", pgid, running }),
     });
     post({ t: "done", result });
   } catch (e) {

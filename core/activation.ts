@@ -70,6 +70,7 @@ export class Activation {
   readonly #versions: PluginVersions;
   readonly #discovery: Discovery;
   readonly #graph: Graph;
+  readonly #builtIn: (plugin: string) => boolean;
   readonly #journal: Journal;
   #queue: Promise<unknown> = Promise.resolve();
 
@@ -80,12 +81,15 @@ export class Activation {
     discovery: Discovery;
     graph: Graph;
     journal: Journal;
+    /** Whether a name is a plugin built into the host (`cargo`): no file can replace it. */
+    builtIn?: (plugin: string) => boolean;
   }) {
     this.#world = deps.world;
     this.#files = deps.files;
     this.#versions = deps.versions;
     this.#discovery = deps.discovery;
     this.#graph = deps.graph;
+    this.#builtIn = deps.builtIn ?? (() => false);
     this.#journal = deps.journal;
   }
 
@@ -222,6 +226,12 @@ export class Activation {
     for (const name of names) {
       const problem = pluginNameProblem(name);
       if (problem) throw new RpcError(ErrorCode.InvalidParams, `core.activate: ${problem}`);
+      if (this.#builtIn(name)) {
+        throw new RpcError(
+          ErrorCode.InvalidParams,
+          `core.activate: ${name} is built into the host and cannot be replaced: give the plugin another name`,
+        );
+      }
     }
     const prepared: Prepared[] = [];
     for (const item of items) prepared.push(await this.#prepare(item.plugin, await item.read()));

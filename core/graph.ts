@@ -44,16 +44,25 @@ export class Graph {
   readonly #versions: PluginVersions;
   readonly #discovery: Discovery;
   readonly #journal: Journal;
+  readonly #natives: () => Map<string, Record<string, unknown>>;
   #view: GraphView = { plugins: {}, counts: {} };
   #broken = new Set<string>();
 
   constructor(
-    deps: { world: World; versions: PluginVersions; discovery: Discovery; journal: Journal },
+    deps: {
+      world: World;
+      versions: PluginVersions;
+      discovery: Discovery;
+      journal: Journal;
+      /** The documents of the host's built-in plugins (`cargo`): they can be imported too. */
+      natives?: () => Map<string, Record<string, unknown>>;
+    },
   ) {
     this.#world = deps.world;
     this.#versions = deps.versions;
     this.#discovery = deps.discovery;
     this.#journal = deps.journal;
+    this.#natives = deps.natives ?? (() => new Map());
   }
 
   /** The graph as last computed. */
@@ -63,11 +72,16 @@ export class Graph {
 
   /**
    * The current documents of all plugins: each current version is loaded and
-   * discovered (waiting for discoveries in progress).
+   * discovered (waiting for discoveries in progress). The built-in plugins
+   * come first; a plugin folder of the same name cannot replace them.
    */
   async documents(): Promise<Map<string, WorldEntry>> {
     const documents = new Map<string, WorldEntry>();
+    for (const [name, document] of this.#natives()) {
+      documents.set(name, document as OpenRpcDocument);
+    }
     for (const plugin of await this.#world.plugins()) {
+      if (documents.has(plugin)) continue;
       try {
         const version = await this.#versions.current(plugin);
         const found = await this.#discovery.discover(plugin, version);

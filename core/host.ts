@@ -131,13 +131,12 @@ export class Host {
       worldRoot: world.root,
       graph: () => this.graph.view,
       client: (plugin) => {
+        const native = this.processes.native(plugin);
+        if (native) return this.#clientCodeOf(plugin, "native", native.document);
         const version = this.versions.known(plugin);
         const outcome = version && this.discovery.known(version.hash);
         if (!version || !outcome?.ok) return undefined;
-        const text = this.clientCode.text(plugin, version.hash);
-        if (text !== undefined) return text;
-        this.clientCode.generate(plugin, version.hash, outcome.document);
-        return `// The code of import!("${plugin}") is being generated: read this file again in a moment.\n`;
+        return this.#clientCodeOf(plugin, version.hash, outcome.document);
       },
       natives: () => this.processes.natives(),
       discover: (plugin) => {
@@ -186,6 +185,10 @@ export class Host {
       versions: this.versions,
       discovery: this.discovery,
       journal: this.journal,
+      natives: () =>
+        new Map(
+          this.processes.natives().map((name) => [name, this.processes.native(name)!.document]),
+        ),
     });
     this.activation = new Activation({
       world,
@@ -193,6 +196,7 @@ export class Host {
       versions: this.versions,
       discovery: this.discovery,
       graph: this.graph,
+      builtIn: (plugin) => this.processes.native(plugin) !== undefined,
       journal: this.journal,
     });
     this.versions.onChange = (plugin, previous, next) => {
@@ -288,6 +292,14 @@ export class Host {
     this.journal.event(null, null, "host stopped");
     this.journal.close();
     this.#lock.release();
+  }
+
+  /** `client.rs` of a plugin version, or a note to read it again while it is generated. */
+  #clientCodeOf(plugin: string, version: string, document: unknown): string {
+    const text = this.clientCode.text(plugin, version);
+    if (text !== undefined) return text;
+    this.clientCode.generate(plugin, version, document);
+    return `// The code of import!("${plugin}") is being generated: read this file again in a moment.\n`;
   }
 
   /** Gets the documents of all plugins in the background, one at a time. */
