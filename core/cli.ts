@@ -171,15 +171,21 @@ async function callOnce(
     }
     timeoutMs = seconds * 1000;
   }
+  // --timeout covers the wait for the services of boot.yaml too
+  const deadline = timeoutMs === undefined ? undefined : performance.now() + timeoutMs;
+  const within = <T>(promise: Promise<T>, what: string) =>
+    beforeDeadline(promise, deadline, `${what} within ${options.timeout} s (--timeout)`);
   const host = await startHost(world, options.cacheDir, { services: options.services });
   try {
-    await host.servicesStarted;
     const client = host.client("console");
     try {
-      const response = await client.request(method, params as Record<string, unknown>, {
-        timeoutMs,
-        onNotify: (name, p) => console.error(pc.dim(`${name} ${JSON.stringify(p)}`)),
-      });
+      await within(host.servicesStarted, "the services of boot.yaml did not start");
+      const response = await within(
+        client.request(method, params as Record<string, unknown>, {
+          onNotify: (name, p) => console.error(pc.dim(`${name} ${JSON.stringify(p)}`)),
+        }),
+        `${method}: no answer`,
+      );
       if (response.error) {
         console.log(JSON.stringify(response.error, null, 2));
         return ExitCode.Error;
@@ -193,6 +199,27 @@ async function callOnce(
     }
   } finally {
     await host.shutdown();
+  }
+}
+
+/** `promise`, or a {@linkcode TimeoutError} with `message` at `deadline` (never when undefined). */
+async function beforeDeadline<T>(
+  promise: Promise<T>,
+  deadline: number | undefined,
+  message: string,
+): Promise<T> {
+  if (deadline === undefined) return await promise;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new TimeoutError(message)),
+      Math.max(0, deadline - performance.now()),
+    );
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -112,7 +112,9 @@ export class Journal {
   append(pid: string | null, plugin: string | null, stream: Stream, line: string): string {
     const id = uuidv7();
     if (this.#closed) return id; // after the host stopped: nothing more is journaled
-    this.#buffer.push({ id, time: Date.now(), pid, plugin, stream, line });
+    // the time is the ID's own millisecond, so that `since` an entry's time includes it
+    const time = parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+    this.#buffer.push({ id, time, pid, plugin, stream, line });
     if (pid !== null) {
       const tail = this.#tails.get(pid);
       if (tail) {

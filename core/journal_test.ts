@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { Journal } from "./journal.ts";
+import { Journal, type LogQuery, QueryError } from "./journal.ts";
 
 async function withJournal(fn: (j: Journal, path: string) => void | Promise<void>) {
   const dir = await Deno.makeTempDir();
@@ -73,5 +73,74 @@ Deno.test("a failed write keeps the entries and writes them later: nothing is lo
     assert.match(notes[1], /no entry was lost/);
     blocked.close();
     assert.deepEqual(j.query().map((e) => e.line), ["before", "during 1", "during 2"]);
+  });
+});
+
+/** The millisecond a UUIDv7 was made in. */
+function idMs(id: string): number {
+  return parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+}
+
+/** Waits until the clock is past `ms`: what is journaled next is in a later millisecond. */
+async function pastMs(ms: number): Promise<void> {
+  while (Date.now() <= ms) await new Promise((resolve) => setTimeout(resolve, 1));
+}
+
+Deno.test("since and until as milliseconds since 1970: since includes, until excludes", async () => {
+  await withJournal(async (j) => {
+    j.append("p-1", "p", "stderr", "early");
+    const early = j.query()[0];
+    await pastMs(Math.max(idMs(early.id), Date.parse(early.time)));
+    const t = Date.now();
+    j.append("p-1", "p", "stderr", "late");
+    const lines = (q: LogQuery) => j.query(q).map((e) => e.line);
+    assert.deepEqual(lines({ since: t }), ["late"]);
+    assert.deepEqual(lines({ until: t }), ["early"]);
+    assert.deepEqual(lines({ since: t, until: t }), []);
+    assert.deepEqual(
+      lines({ since: t + 0.75 }),
+      ["late"],
+      "a fraction of a millisecond is dropped",
+    );
+    assert.deepEqual(lines({ since: 0 }), ["early", "late"]);
+    assert.deepEqual(lines({ until: 0 }), []);
+    assert.deepEqual(lines({ since: idMs(early.id) }), ["early", "late"]);
+    assert.deepEqual(lines({ until: Date.now() + 60_000 }), ["early", "late"]);
+    assert.deepEqual(lines({ since: Date.now() + 60_000 }), []);
+    // the same bounds as ISO times
+    assert.deepEqual(lines({ since: new Date(t).toISOString() }), ["late"]);
+    assert.deepEqual(lines({ until: new Date(t).toISOString() }), ["early"]);
+    for (const bad of [-1, NaN, Infinity, "yesterday"]) {
+      assert.throws(() => j.query({ since: bad }), QueryError, String(bad));
+      assert.throws(() => j.query({ until: bad }), /until must be an ISO 8601 time/);
+    }
+  });
+});
+
+Deno.test("since and until as entry ids: since includes the entry, until excludes it, within one millisecond too", async () => {
+  await withJournal((j) => {
+    for (let i = 0; i < 5; i++) j.append("p-1", "p", "stderr", `e${i}`);
+    const ids = j.query().map((e) => e.id);
+    const lines = (q: LogQuery) => j.query(q).map((e) => e.line);
+    assert.deepEqual(lines({ since: ids[2] }), ["e2", "e3", "e4"]);
+    assert.deepEqual(lines({ until: ids[2] }), ["e0", "e1"]);
+    assert.deepEqual(lines({ since: ids[1], until: ids[3] }), ["e1", "e2"]);
+    assert.deepEqual(lines({ since: ids[4], until: ids[4] }), []);
+    assert.deepEqual(lines({ since: ids[3].toUpperCase() }), ["e3", "e4"], "ids in capitals");
+    assert.deepEqual(lines({ since: ids[0], limit: 2 }), ["e3", "e4"], "limit keeps the newest");
+    // an id of an entry still to come: nothing is at or after it yet
+    const later = j.append("p-1", "p", "stderr", "e5");
+    assert.deepEqual(lines({ since: later }), ["e5"]);
+    assert.deepEqual(lines({ until: later, since: ids[4] }), ["e4"]);
+  });
+});
+
+// An ID and a time taken apart differ by a millisecond now and then; `since: entry.time` would
+// then leave the entry itself out.
+Deno.test("an entry's time is the millisecond of its id: since its own time includes it", async () => {
+  await withJournal((j) => {
+    for (let i = 0; i < 10_000; i++) j.append(null, null, "core", `l${i}`);
+    const all = j.query({ limit: 10_000 });
+    for (const e of all) assert.equal(Date.parse(e.time), idMs(e.id), e.id);
   });
 });

@@ -101,7 +101,8 @@ export class Router {
       origin: id === undefined ? null : { peer: caller, id },
     });
     if (caller instanceof Process && id !== undefined) {
-      caller.outgoing.set(idKey(id), { method, callee: started });
+      const call = caller.outgoing.get(idKey(id));
+      if (call) call.callee = started; // still unanswered
     }
   }
 
@@ -151,6 +152,9 @@ export class Router {
         ));
         return;
       }
+      // reserved before anything awaits, so a second request with this ID
+      // in the same batch of lines is refused too; the answer frees it
+      peer.outgoing.set(idKey(id), { method });
     }
     this.call(peer, id, method, params).catch((e) => {
       peer.deliver(error(id, toRpcError(e)));

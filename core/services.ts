@@ -68,6 +68,9 @@ interface Running {
   process: Process | null;
 }
 
+/** After this long without a result, a starting service is reported as slow. */
+const SLOW_SERVICE_MS = 5000;
+
 /**
  * Starts the services, in order, each a detached call with the parent
  * `core`, and starts a service again when the upgrade of its plugin ended
@@ -141,7 +144,17 @@ export class Services {
       });
       running.process = process;
       this.#byPid.set(process.pid, running);
-      const response = await answer.promise;
+      // the next services, and `sausage call`, wait for this one: say so when it is slow
+      const slow = setTimeout(() => {
+        const text =
+          `service ${service.method} (${process.pid}) is not ready after ${
+            SLOW_SERVICE_MS / 1000
+          } s: ` +
+          "the services after it in boot.yaml and the first calls wait for its result";
+        this.#journal.event(null, null, text);
+        this.onProgress?.(text);
+      }, SLOW_SERVICE_MS);
+      const response = await answer.promise.finally(() => clearTimeout(slow));
       if (response.error) error = response.error.message;
     } catch (e) {
       error = e instanceof Error ? e.message : String(e);

@@ -214,20 +214,22 @@ class TestRun {
     const fail = (e: RpcError) => reply({ error: e.toObject() });
     const p = c.params;
     switch (c.method) {
-      case "core.lock": {
+      case "core.lock":
+      case "core.unlock": {
         if (typeof p.path !== "string" || p.path === "") {
           return fail(
-            new RpcError(ErrorCode.InvalidParams, `core.lock needs "path", a non-empty string`),
+            new RpcError(ErrorCode.InvalidParams, `${c.method} needs "path", a non-empty string`),
           );
+        }
+        if (c.method === "core.unlock") {
+          this.locks.release(p.path, pid);
+          return reply({ result: {} });
         }
         this.locks.acquire(p.path, pid, p.wait !== false).then((held) =>
           reply({ result: { held } })
         );
         return;
       }
-      case "core.unlock":
-        if (typeof p.path === "string") this.locks.release(p.path, pid);
-        return reply({ result: {} });
       case "core.notify":
         this.journal.event(
           pid,

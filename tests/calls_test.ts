@@ -168,6 +168,25 @@ Deno.test("a process has many calls in flight, answered by their exact IDs", asy
   for (let i = 1; i <= 6; i++) assert.deepEqual(r[String(i)].result, { i });
 });
 
+Deno.test("a second request with an ID in flight gets -32600, even in the same batch of lines", async () => {
+  await using w = await startWorld();
+  for (const first of ["probe.sleep", "core.call"]) {
+    const params = first === "core.call"
+      ? { method: "probe.sleep", params: { ms: 300 } }
+      : { ms: 300 };
+    const line = [
+      JSON.stringify({ jsonrpc: "2.0", id: 7, method: first, params }),
+      JSON.stringify({ jsonrpc: "2.0", id: 7, method: "probe.echo", params: {} }),
+    ].join("\n");
+    const { answer } = (await w.call("probe.raw", { line })) as {
+      answer: { id: number; error?: { code: number; message: string } };
+    };
+    assert.equal(answer.id, 7);
+    assert.equal(answer.error?.code, -32600, JSON.stringify(answer));
+    assert.match(answer.error!.message, /already in flight/);
+  }
+});
+
 Deno.test("a notification to plugin.method starts an attached process, and nobody gets a result", async () => {
   await using w = await startWorld();
   await w.call("probe.notify_plugin", {

@@ -4,9 +4,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { sha256Hex } from "../core/components/cache.ts";
 import { initWorld } from "../core/world.ts";
 import { testPlugin } from "./setup.ts";
-import { installPlugin, TEST_CACHE_DIR } from "./world.ts";
+import { eventually, installPlugin, TEST_CACHE_DIR } from "./world.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 
@@ -16,17 +18,24 @@ interface Run {
   stderr: string;
 }
 
-function sausage(args: string[], stdin?: string): Promise<Run> {
-  return spawn(args, stdin).output();
+/** Where the child runs: more environment variables, and its folder. */
+interface Place {
+  env?: Record<string, string>;
+  cwd?: string;
 }
 
-function spawn(args: string[], stdin?: string) {
+function sausage(args: string[], stdin?: string, place: Place = {}): Promise<Run> {
+  return spawn(args, stdin, place).output();
+}
+
+function spawn(args: string[], stdin?: string, place: Place = {}) {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "--no-prompt", "--allow-all", "--unstable-worker-options", MAIN, ...args],
     stdin: stdin === undefined ? "null" : "piped",
     stdout: "piped",
     stderr: "piped",
-    env: { NO_COLOR: "1" },
+    env: { NO_COLOR: "1", ...place.env },
+    cwd: place.cwd,
   }).spawn();
   if (stdin !== undefined) {
     const writer = child.stdin.getWriter();
@@ -94,7 +103,7 @@ Deno.test("sausage call: --timeout, params that are not an object, and a missing
   const root = await world();
   const slow = await sausage(["call", root, "probe.never", "--timeout", "0.5", ...cache]);
   assert.equal(slow.code, 1);
-  assert.match(JSON.parse(slow.stdout).message, /no answer within 500 ms/);
+  assert.equal(JSON.parse(slow.stdout).message, "probe.never: no answer within 0.5 s (--timeout)");
   const bad = await sausage(["call", root, "probe.echo", "[1]", ...cache]);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /must be a JSON object/);
@@ -103,6 +112,16 @@ Deno.test("sausage call: --timeout, params that are not an object, and a missing
   const gone = await sausage(["call", join(root, "nothing"), "probe.echo", ...cache]);
   assert.equal(gone.code, 3);
   assert.match(gone.stderr, /sausage init/);
+});
+
+Deno.test("sausage call: --timeout covers a boot.yaml service that never gets ready; a slow one is named", async () => {
+  const root = await world("- method: probe.never\n  params: {}\n");
+  const stuck = await sausage(["call", root, "probe.echo", "--timeout", "1", ...cache]);
+  assert.equal(stuck.code, 1, stuck.stderr);
+  assert.match(JSON.parse(stuck.stdout).message, /services of boot\.yaml did not start within 1 s/);
+  const slow = await sausage(["call", root, "probe.echo", "--timeout", "7", ...cache]);
+  assert.equal(slow.code, 1, slow.stderr);
+  assert.match(slow.stderr, /service probe\.never \(probe-[^)]+\) is not ready after 5 s/);
 });
 
 Deno.test("--headless runs until SIGTERM (exit 0); core.exit stops it with 75", async () => {
@@ -120,6 +139,145 @@ Deno.test("--headless runs until SIGTERM (exit 0); core.exit stops it with 75", 
   const exiting = await world("- method: probe.call\n  params: {method: core.exit, params: {}}\n");
   const r = await sausage(["--headless", exiting, ...cache]);
   assert.equal(r.code, 75, r.stderr);
+});
+
+/** Waits until a spawned `sausage` wrote `text` on stderr; returns what it wrote. */
+async function stderrUntil(run: ReturnType<typeof spawn>, text: string): Promise<string> {
+  const reader = run.child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  try {
+    while (!seen.includes(text)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`sausage ended before it wrote ${JSON.stringify(text)}:\n${seen}`);
+      seen += value;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  return seen;
+}
+
+Deno.test("--headless ends on SIGINT with exit 0: the services are stopped and the journal closed", async () => {
+  const root = await world("- method: probe.linger\n");
+  const run = spawn(["--headless", root, ...cache]);
+  await stderrUntil(run, "headless");
+  const journal = join(root, "state", "core", "journal.sqlite");
+  /** Lines of the journal that match a LIKE pattern, read beside the running host. */
+  const lines = (like: string) => {
+    const db = new DatabaseSync(journal, { readOnly: true });
+    try {
+      return db.prepare("SELECT line FROM entries WHERE line LIKE ?").all(like).length;
+    } finally {
+      db.close();
+    }
+  };
+  // the service runs before the signal
+  await eventually(() => lines("service probe.linger: ready") === 1, 20_000);
+  run.child.kill("SIGINT");
+  const status = await run.child.status;
+  await run.child.stdout.cancel();
+  await run.child.stderr.cancel().catch(() => {});
+  assert.equal(status.code, 0);
+  assert.equal(status.signal, null, "it exited by itself, not by the signal");
+  assert.equal(lines("probe: stop hook ran"), 1, "the service was stopped");
+  assert.equal(lines("host stopped"), 1);
+  // the world is free again
+  const after = await sausage(["call", root, "probe.echo", '{"again": true}', ...cache]);
+  assert.equal(after.code, 0, after.stderr);
+});
+
+Deno.test("sausage call core.log: since and until as milliseconds and as an entry id", async () => {
+  const root = await world();
+  const t0 = Date.now();
+  const logged = await sausage([
+    "call",
+    root,
+    "probe.log",
+    '{"lines": 1, "text": "cli"}',
+    ...cache,
+  ]);
+  assert.equal(logged.code, 0, logged.stderr);
+  type Log = { entries: { id: string; line: string }[] };
+  const query = async (params: Record<string, unknown>): Promise<Log> => {
+    const r = await sausage(["call", root, "core.log", JSON.stringify(params), ...cache]);
+    assert.equal(r.code, 0, r.stderr);
+    return JSON.parse(r.stdout);
+  };
+  const since = await query({ since: t0, grep: "^cli 0$" });
+  assert.deepEqual(since.entries.map((e) => e.line), ["cli 0"]);
+  const id = since.entries[0].id;
+  assert.deepEqual((await query({ since: id, grep: "^cli 0$" })).entries.map((e) => e.id), [id]);
+  assert.deepEqual((await query({ until: id, grep: "^cli 0$" })).entries, []);
+  const bad = await sausage(["call", root, "core.log", '{"until": -1}', ...cache]);
+  assert.equal(bad.code, 1);
+  assert.equal(JSON.parse(bad.stdout).code, -32602);
+});
+
+/** Deno's own cache: a child with another HOME or XDG_CACHE_HOME must keep using it. */
+async function denoDir(): Promise<string> {
+  const info = await new Deno.Command(Deno.execPath(), { args: ["info", "--json"] }).output();
+  return JSON.parse(new TextDecoder().decode(info.stdout)).denoDir;
+}
+
+Deno.test("sausage without WORLD creates and runs the default world in ~/.local/share/sausage/world", async () => {
+  const home = await Deno.makeTempDir({ prefix: "sausage-home-" });
+  const place = { env: { HOME: home, XDG_DATA_HOME: "", DENO_DIR: await denoDir() }, cwd: home };
+  try {
+    const expected = join(home, ".local", "share", "sausage", "world");
+    // the console, reading a script on stdin (kept open): it runs until stdin ends
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "--no-prompt", "--allow-all", "--unstable-worker-options", MAIN, ...cache],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1", ...place.env },
+      cwd: home,
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode("ls /config\n"));
+    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let out = "";
+    while (!out.includes("boot.yaml")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      out += value;
+    }
+    assert.match(out, /agent\.yaml/);
+    // while it runs, the world is there, with its files, and held by this host
+    for (const file of ["config/agent.yaml", "config/boot.yaml", "state/core/journal.sqlite"]) {
+      assert.ok((await Deno.stat(join(expected, file))).isFile, file);
+    }
+    const held = await sausage(["call", expected, "core.log", ...cache], undefined, place);
+    assert.equal(held.code, 3, held.stderr);
+    await writer.close(); // the end of the script stops it
+    while (!(await reader.read()).done) {
+      // the rest of the output
+    }
+    const stderr = new TextDecoder().decode(await new Response(child.stderr).arrayBuffer());
+    assert.equal((await child.status).code, 0, stderr);
+    assert.match(stderr, new RegExp(`created the world ${expected}`));
+
+    // the next run finds the world: nothing is created
+    const again = await sausage([...cache], "ls /config\n", place);
+    assert.equal(again.code, 0, again.stderr);
+    assert.doesNotMatch(again.stderr, /created the world/);
+    // --headless has no default world
+    const headless = await sausage(["--headless", ...cache], undefined, place);
+    assert.equal(headless.code, 2);
+    assert.match(headless.stderr, /--headless needs a WORLD folder/);
+
+    // $XDG_DATA_HOME, when set, holds the default world instead
+    const xdg = join(home, "data");
+    const other = await sausage([...cache], "ls /config\n", {
+      ...place,
+      env: { ...place.env, XDG_DATA_HOME: xdg },
+    });
+    assert.equal(other.code, 0, other.stderr);
+    assert.match(other.stderr, new RegExp(`created the world ${join(xdg, "sausage", "world")}`));
+    assert.ok((await Deno.stat(join(xdg, "sausage", "world", "config", "boot.yaml"))).isFile);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
 });
 
 Deno.test("a second host on a world is refused with exit 3, naming the holder", async () => {
@@ -170,4 +328,32 @@ Deno.test("sausage run passes stdin, stdout, args, --env and --dir through and e
   const missing = await sausage(["run", ...cache, join(dir, "none.wasm")]);
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /no such file/);
+});
+
+Deno.test("without --cache-dir the components are kept in $XDG_CACHE_HOME/sausage, by sha256", async () => {
+  const probe = await testPlugin("probe");
+  const hash = await sha256Hex(await Deno.readFile(probe));
+  const xdg = await Deno.makeTempDir({ prefix: "sausage-xdg-cache-" });
+  const place = { env: { XDG_CACHE_HOME: xdg, DENO_DIR: await denoDir() } };
+  const request = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "echo", params: { n: 1 } });
+  try {
+    const first = await sausage(["run", probe], request + "\n", place);
+    assert.equal(first.code, 0, first.stderr);
+    assert.deepEqual(JSON.parse(first.stdout.trim()).result, { n: 1 });
+    const entry = join(xdg, "sausage", "components", hash);
+    const meta = await Deno.stat(join(entry, "meta.json"));
+    // a second run uses the entry as it is: it is not written again
+    const second = await sausage(["run", probe], request + "\n", place);
+    assert.equal(second.code, 0, second.stderr);
+    assert.deepEqual(
+      (await Deno.stat(join(entry, "meta.json"))).mtime,
+      meta.mtime,
+      "the entry was not written again",
+    );
+    const names = [];
+    for await (const e of Deno.readDir(join(xdg, "sausage", "components"))) names.push(e.name);
+    assert.deepEqual(names, [hash]);
+  } finally {
+    await Deno.remove(xdg, { recursive: true });
+  }
 });

@@ -454,55 +454,78 @@ export function checkImport(
       continue;
     }
     for (const [name, entry] of wanted) {
-      const consumerShapes = mine.shapes(entry);
-      const base = {
-        endpoint,
-        method: name,
-        // described only when a problem is spread from it
-        get signature() {
-          return signature(methodLabel(providerName, endpoint, name), consumerShapes);
-        },
-      };
-      const other = offered.get(name);
-      if (!other) {
-        add({ ...base, kind: "missing-method" });
-        continue;
-      }
-      const providerShapes = theirs.shapes(other);
-      const outside = (part: "params" | "result", c: OutsideSubset[], p: OutsideSubset[]) => {
-        if (c.length + p.length === 0) return false;
-        const all: ProblemOutside[] = [
-          ...c.map((o) => ({ ...o, side: "consumer" as const })),
-          ...p.map((o) => ({ ...o, side: "provider" as const })),
-        ];
-        add({ ...base, kind: "outside-subset", part, outside: all });
-        return true;
-      };
-      if (!outside("params", consumerShapes.paramsOutside, providerShapes.paramsOutside)) {
-        const c = checker.find(consumerShapes.params, providerShapes.params);
-        if (c) {
-          add({
-            ...base,
-            kind: "params",
-            part: "params",
-            counterexample: c.value,
-            reason: c.reason,
-          });
+      let part: "params" | "result" = "params";
+      const checkMethod = () => {
+        const consumerShapes = mine.shapes(entry);
+        const base = {
+          endpoint,
+          method: name,
+          // described only when a problem is spread from it
+          get signature() {
+            return signature(methodLabel(providerName, endpoint, name), consumerShapes);
+          },
+        };
+        const other = offered.get(name);
+        if (!other) {
+          add({ ...base, kind: "missing-method" });
+          return;
         }
-      }
-      if (consumerShapes.result === undefined) continue; // the consumer reads no result
-      const providerResult = providerShapes.result ?? ANY;
-      if (!outside("result", consumerShapes.resultOutside, providerShapes.resultOutside)) {
-        const c = checker.find(providerResult, consumerShapes.result);
-        if (c) {
-          add({
-            ...base,
-            kind: "result",
-            part: "result",
-            counterexample: c.value,
-            reason: c.reason,
-          });
+        const providerShapes = theirs.shapes(other);
+        const outside = (part: "params" | "result", c: OutsideSubset[], p: OutsideSubset[]) => {
+          if (c.length + p.length === 0) return false;
+          const all: ProblemOutside[] = [
+            ...c.map((o) => ({ ...o, side: "consumer" as const })),
+            ...p.map((o) => ({ ...o, side: "provider" as const })),
+          ];
+          add({ ...base, kind: "outside-subset", part, outside: all });
+          return true;
+        };
+        if (!outside("params", consumerShapes.paramsOutside, providerShapes.paramsOutside)) {
+          const c = checker.find(consumerShapes.params, providerShapes.params);
+          if (c) {
+            add({
+              ...base,
+              kind: "params",
+              part: "params",
+              counterexample: c.value,
+              reason: c.reason,
+            });
+          }
         }
+        part = "result";
+        if (consumerShapes.result === undefined) return; // the consumer reads no result
+        const providerResult = providerShapes.result ?? ANY;
+        if (!outside("result", consumerShapes.resultOutside, providerShapes.resultOutside)) {
+          const c = checker.find(providerResult, consumerShapes.result);
+          if (c) {
+            add({
+              ...base,
+              kind: "result",
+              part: "result",
+              counterexample: c.value,
+              reason: c.reason,
+            });
+          }
+        }
+      };
+      try {
+        checkMethod();
+      } catch (e) {
+        // normalizing and comparing recurse once per level of a schema
+        if (!(e instanceof RangeError)) throw e;
+        add({
+          endpoint,
+          method: name,
+          signature: methodLabel(providerName, endpoint, name),
+          kind: "outside-subset",
+          part,
+          outside: [{
+            construct: "nesting",
+            path: entry.path,
+            detail: "its schemas nest too deeply to be checked",
+            side: "consumer",
+          }],
+        });
       }
     }
   }
@@ -633,22 +656,24 @@ export function checkWorld(
       if (only && !only.has(consumer) && !only.has(provider)) continue;
       const entry = wanted[provider];
       const target = byName.get(provider);
-      let result: ImportResult;
-      if (target === undefined) {
-        result = status(consumer, provider, "missing", entry);
-      } else if (unavailableReason(target) !== undefined) {
-        result = {
-          ...status(consumer, provider, "unavailable", entry),
-          detail: unavailableReason(target),
-        };
-      } else {
-        const check = checkImport(entry, target, {
+      const against = (document: unknown) =>
+        checkImport(entry, document, {
           consumer,
           provider,
           consumerDocument: doc,
           importPath: `#/x-sausage-imports${pointerSegment(provider)}`,
           unlisted: options.unlisted,
         });
+      let result: ImportResult;
+      if (target === undefined || unavailableReason(target) !== undefined) {
+        // the imported methods as a check names them (with `$ref`s resolved, once each)
+        const { methods } = against({ openrpc: "1.2.6", methods: [] });
+        const reason = target === undefined ? undefined : unavailableReason(target);
+        result = reason === undefined
+          ? { consumer, provider, status: "missing", methods, problems: [] }
+          : { consumer, provider, status: "unavailable", methods, problems: [], detail: reason };
+      } else {
+        const check = against(target);
         result = {
           consumer,
           provider,
@@ -662,28 +687,4 @@ export function checkWorld(
     }
   }
   return { imports, counts };
-}
-
-function status(consumer: string, provider: string, s: ImportStatus, entry: unknown): ImportResult {
-  return { consumer, provider, status: s, methods: importedNames(entry), problems: [] };
-}
-
-/** The names of the methods in an import entry, without normalizing anything. */
-function importedNames(entry: unknown): string[] {
-  const names: string[] = [];
-  const add = (list: unknown, prefix: string) => {
-    if (!Array.isArray(list)) return;
-    for (const m of list) {
-      if (isObject(m) && typeof m.name === "string") names.push(prefix + m.name);
-    }
-  };
-  if (!isObject(entry)) return names;
-  add(entry.methods, "");
-  const endpoints = entry["x-sausage-endpoints"];
-  if (isObject(endpoints)) {
-    for (const [name, iface] of Object.entries(endpoints)) {
-      if (isObject(iface)) add(iface.methods, `${name}.`);
-    }
-  }
-  return names;
 }
