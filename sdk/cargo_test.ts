@@ -3,7 +3,9 @@
  * runs them too: the host-target tests of `sdk/` (the generator, the macros'
  * compile errors, the generated documents, the unused-import warnings), the
  * runtime's tests under WASI, and the examples' own tests, each test in its
- * own instance (`sausage test` as cargo's runner).
+ * own instance (`sausage test` as cargo's runner); and the runtime without
+ * the runner (`sausage run` as cargo's runner), where a test answers the
+ * core's calls itself.
  */
 import assert from "node:assert/strict";
 import { findWasmToolchain, WASM_TARGET } from "../core/toolchain.ts";
@@ -13,11 +15,18 @@ import { PLUGINS, TARGET_DIR } from "./build.ts";
 
 const SDK = new URL("./", import.meta.url).pathname;
 const RUNNER = JSON.stringify(sausageCommand(["test", "--cache-dir", TEST_CACHE_DIR]));
+/** `sausage run`: a plain WASI command runner, which sets no `SAUSAGE_PID`. */
+const PLAIN_RUNNER = JSON.stringify(sausageCommand(["run", "--cache-dir", TEST_CACHE_DIR]));
 
-async function cargo(args: string[], cwd: string, env: Record<string, string> = {}) {
+async function cargo(
+  args: string[],
+  cwd: string,
+  env: Record<string, string> = {},
+  runner = RUNNER,
+) {
   const toolchain = await findWasmToolchain();
   const out = await new Deno.Command("cargo", {
-    args: [...args, "--config", `target.${WASM_TARGET}.runner=${RUNNER}`],
+    args: ["--config", `target.${WASM_TARGET}.runner=${runner}`, ...args],
     cwd,
     env: {
       ...toolchain.env,
@@ -46,6 +55,32 @@ Deno.test("sdk: the runtime's tests under WASI, one instance per test", async ()
   );
   assert.match(text, /test result: ok\./);
   assert.ok(passed > 20, `only ${passed} tests passed`);
+});
+
+Deno.test("sdk: without the test runner, a test's own core answers core.* and refuses plugins", async () => {
+  // tests/local_core.rs, all in one instance of `sausage run`; its tests are
+  // ignored under `sausage test`, so --ignored runs exactly them (and
+  // --nocapture shows the message of a panic, which aborts the instance)
+  const { text, passed } = await cargo(
+    [
+      "test",
+      "--target",
+      WASM_TARGET,
+      "-p",
+      "sausage-plugin",
+      "--test",
+      "local_core",
+      "--",
+      "--ignored",
+      "--nocapture",
+    ],
+    SDK,
+    {},
+    PLAIN_RUNNER,
+  );
+  assert.match(text, /calls_to_plugins_are_refused_and_say_why \.\.\. ok/);
+  assert.match(text, /test result: ok\. \d+ passed; 0 failed; 0 ignored/);
+  assert.ok(passed >= 8, `only ${passed} tests passed:\n${text}`);
 });
 
 for (const name of ["notes", "www", "secrets"]) {

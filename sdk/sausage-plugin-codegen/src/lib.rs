@@ -65,7 +65,16 @@ use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::fmt::Write as _;
 
-/// Why a document cannot be turned into a module.
+/// Why a document cannot be turned into a module: what [`generate`] returns
+/// for a document that is not an `rpc.discover` document, or a provider
+/// name that is not a plugin name. It displays as its message.
+///
+/// # Example
+///
+/// ```
+/// let error = sausage_plugin_codegen::generate("[1, 2]", "notes").unwrap_err();
+/// assert_eq!(error.to_string(), "the document of `notes` is not a JSON object");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
     message: String,
@@ -77,6 +86,11 @@ impl Error {
     }
 
     /// The explanation, in words.
+    ///
+    /// ```
+    /// let error = sausage_plugin_codegen::generate("{}", "Notes").unwrap_err();
+    /// assert!(error.message().starts_with("`Notes` is not a plugin name"), "{error}");
+    /// ```
     pub fn message(&self) -> &str {
         &self.message
     }

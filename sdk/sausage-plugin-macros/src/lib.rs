@@ -14,6 +14,38 @@
 //! - each method, each `#[schema]` type and each field has a doc comment;
 //! - every type a method takes or returns is in the schema subset of
 //!   PROTOCOL 10.2.
+//!
+//! # Example
+//!
+//! A whole plugin, with the macros through `sausage_plugin`:
+//!
+//! ```no_run
+//! use sausage_plugin::{Result, rpc, schema};
+//!
+//! /// A calculator.
+//! struct Calc;
+//!
+//! /// The params of `add`.
+//! #[schema]
+//! struct AddParams {
+//!     /// The first number.
+//!     a: i64,
+//!     /// The second number.
+//!     b: i64,
+//! }
+//!
+//! #[rpc]
+//! impl Calc {
+//!     /// Add two numbers.
+//!     fn add(&self, AddParams { a, b }: AddParams) -> Result<i64> {
+//!         Ok(a + b)
+//!     }
+//! }
+//!
+//! fn main() {
+//!     sausage_plugin::run(Calc); // serves calc.add on stdin and stdout
+//! }
+//! ```
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as TokenStream2, TokenTree};
@@ -26,6 +58,32 @@ use syn::{
 };
 
 /// Makes an `impl` block an interface. See `sausage_plugin::rpc`.
+///
+/// # Example
+///
+/// ```
+/// use sausage_plugin::{Result, rpc, schema};
+///
+/// /// A greeter.
+/// struct Greeter;
+///
+/// /// The params of `greet`.
+/// #[schema]
+/// struct GreetParams {
+///     /// Whom to greet.
+///     name: String,
+/// }
+///
+/// #[rpc(grace_seconds = 5)]
+/// impl Greeter {
+///     /// Greet someone.
+///     fn greet(&self, GreetParams { name }: GreetParams) -> Result<String> {
+///         Ok(format!("hello, {name}"))
+///     }
+/// }
+///
+/// assert_eq!(Greeter.greet(GreetParams { name: "Ada".into() }).unwrap(), "hello, Ada");
+/// ```
 #[proc_macro_attribute]
 pub fn rpc(attr: TokenStream, item: TokenStream) -> TokenStream {
     match rpc_impl(attr.into(), item.into()) {
@@ -35,6 +93,32 @@ pub fn rpc(attr: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// Marks the method that answers `rpc.retired`. See `sausage_plugin::on_retired`.
+///
+/// # Example
+///
+/// ```
+/// use sausage_plugin::{Result, Retired, on_retired, rpc};
+///
+/// /// A plugin that migrates its state after an upgrade.
+/// struct Notes;
+///
+/// #[rpc]
+/// impl Notes {
+///     /// Count the notes.
+///     fn count(&self) -> Result<u64> {
+///         Ok(0)
+///     }
+///
+///     /// Move the notes of the old format to the new one.
+///     #[on_retired]
+///     fn migrate(&self, Retired { previous }: Retired) -> Result<String> {
+///         Ok(format!("migrated from {previous}"))
+///     }
+/// }
+///
+/// let retired = Retired { previous: "ab12".into() };
+/// assert_eq!(Notes.migrate(retired).unwrap(), "migrated from ab12");
+/// ```
 #[proc_macro_attribute]
 pub fn on_retired(attr: TokenStream, item: TokenStream) -> TokenStream {
     if attr.to_string() == "__inside_rpc" {
@@ -51,6 +135,35 @@ pub fn on_retired(attr: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// The serde and schemars derives, and the schema-subset checks. See `sausage_plugin::schema`.
+///
+/// # Example
+///
+/// ```
+/// use sausage_plugin::schema;
+///
+/// /// A note.
+/// #[schema]
+/// struct Note {
+///     /// The text.
+///     text: String,
+///     /// How urgent it is.
+///     priority: Option<Priority>,
+/// }
+///
+/// /// How urgent a note is.
+/// #[schema]
+/// #[serde(rename_all = "lowercase")]
+/// enum Priority {
+///     /// Soon.
+///     High,
+///     /// Some time.
+///     Low,
+/// }
+///
+/// let json = sausage_plugin::serde_json::json!({"text": "milk", "priority": "high"});
+/// let note: Note = sausage_plugin::serde_json::from_value(json).unwrap();
+/// assert_eq!(note.priority, Some(Priority::High));
+/// ```
 #[proc_macro_attribute]
 pub fn schema(attr: TokenStream, item: TokenStream) -> TokenStream {
     match schema_impl(attr.into(), item.into()) {
@@ -60,6 +173,26 @@ pub fn schema(attr: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// Generates `mod <name>` from `imports/<name>.json`. See `sausage_plugin::import`.
+///
+/// The module is exactly the code that `sausage_plugin_codegen::generate`
+/// makes of the file, which the host also shows as
+/// `/proc/core/plugins/<name>/client.rs`.
+///
+/// # Example
+///
+/// With the document of the example `notes` in `imports/notes.json` (the
+/// calls need a world to run):
+///
+/// ```no_run
+/// sausage_plugin::import!("notes"); // imports/notes.json
+///
+/// /// Add a note, and return all notes.
+/// async fn add_and_list(text: &str) -> sausage_plugin::Result<Vec<String>> {
+///     let added = notes::add(notes::AddParams { text: text.into() }).await?;
+///     eprintln!("{} notes", added.count);
+///     notes::list().await
+/// }
+/// ```
 #[proc_macro]
 pub fn import(input: TokenStream) -> TokenStream {
     match import_impl(input.into()) {
@@ -69,6 +202,16 @@ pub fn import(input: TokenStream) -> TokenStream {
 }
 
 /// An async test. See `sausage_plugin::test`.
+///
+/// # Example
+///
+/// ```
+/// #[sausage_plugin::test]
+/// async fn a_free_lock_can_be_taken_at_once() {
+///     let guard = sausage_plugin::lock("/state/x").try_now().await.unwrap();
+///     assert!(guard.is_some());
+/// }
+/// ```
 #[proc_macro_attribute]
 pub fn test(attr: TokenStream, item: TokenStream) -> TokenStream {
     match test_impl(attr.into(), item.into()) {
@@ -847,4 +990,51 @@ fn test_impl(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2
         #[::core::prelude::v1::test]
         #function
     })
+}
+
+#[cfg(test)]
+mod tests {
+    //! `import!("<name>")` and the host's `/proc/core/plugins/<name>/client.rs`
+    //! must show the same code. The host runs the generator's command
+    //! (`sausage-plugin-codegen/src/main.rs`, tested in
+    //! `sausage-plugin-codegen/tests/command.rs`), which writes
+    //! `sausage_plugin_codegen::generate` of the document; these tests pin
+    //! the macro's side: its expansion is that same text as tokens, with
+    //! nothing added, left out or changed (only the spans differ).
+
+    use super::import_impl;
+    use proc_macro2::TokenStream as TokenStream2;
+    use quote::quote;
+
+    /// The document of the example `notes`, as a plugin copies it from
+    /// `/proc/core/plugins/notes/discover.json` (indented).
+    const NOTES: &str = include_str!("../imports/notes.json");
+
+    #[test]
+    fn import_expands_to_exactly_the_generated_module() {
+        // cargo runs the test in this package: import! reads imports/notes.json here
+        let expanded = import_impl(quote!("notes")).unwrap();
+        let text = sausage_plugin_codegen::generate(NOTES, "notes").unwrap();
+        let generated: TokenStream2 = text.parse().unwrap();
+        assert_eq!(expanded.to_string(), generated.to_string());
+        assert!(text.contains("pub(crate) fn add(params: AddParams) -> ::sausage_plugin::Call<Added>"), "{text}");
+    }
+
+    #[test]
+    fn the_host_and_the_macro_read_the_same_document_alike() {
+        // the host gives the generator the document as compact JSON; the
+        // file in imports/ is the indented copy of /proc/.../discover.json
+        let value: serde_json::Value = serde_json::from_str(NOTES).unwrap();
+        let compact = serde_json::to_string(&value).unwrap();
+        assert_ne!(compact, NOTES.trim_end());
+        let from_host: TokenStream2 = sausage_plugin_codegen::generate(&compact, "notes").unwrap().parse().unwrap();
+        assert_eq!(import_impl(quote!("notes")).unwrap().to_string(), from_host.to_string());
+    }
+
+    #[test]
+    fn a_missing_document_says_where_to_copy_it_from() {
+        let error = import_impl(quote!("nothing")).unwrap_err().to_string();
+        assert!(error.contains("cannot read imports/nothing.json"), "{error}");
+        assert!(error.contains("Copy /proc/core/plugins/nothing/discover.json there"), "{error}");
+    }
 }

@@ -56,15 +56,78 @@ pub struct Error {
 }
 
 impl Error {
-    /// The code of a method that failed (the JSON-RPC "server error" code).
+    /// The code of a method that failed (the JSON-RPC "server error" code):
+    /// the code of [`Error::new`], and of each error that `?` converts.
+    ///
+    /// ```
+    /// use sausage_plugin::Error;
+    ///
+    /// assert_eq!(Error::new("the disk is full").code(), Error::FAILED);
+    /// let io: Error = std::io::Error::other("the disk is full").into();
+    /// assert_eq!(io.code(), Error::FAILED);
+    /// ```
     pub const FAILED: i64 = -32000;
-    /// The params do not fit the method (JSON-RPC).
+    /// The params do not fit the method (JSON-RPC). The SDK answers it when
+    /// the params do not deserialize; a method returns it with
+    /// [`Error::invalid_params`] when a value is wrong.
+    ///
+    /// ```
+    /// use sausage_plugin::Error;
+    ///
+    /// let e = Error::invalid_params("`port` must not be 0");
+    /// assert_eq!(e.code(), Error::INVALID_PARAMS);
+    /// ```
     pub const INVALID_PARAMS: i64 = -32602;
-    /// The method does not exist (JSON-RPC).
+    /// The method does not exist (JSON-RPC): for example a method that an
+    /// older version of the provider does not have yet.
+    ///
+    /// ```
+    /// use sausage_plugin::{Error, Result, call};
+    ///
+    /// /// The number of notes, also from a version of notes without `count`.
+    /// async fn count() -> Result<usize> {
+    ///     match call("notes.count", ()).returning::<usize>().await {
+    ///         Err(e) if e.code() == Error::METHOD_NOT_FOUND => {
+    ///             Ok(call("notes.list", ()).returning::<Vec<String>>().await?.len())
+    ///         }
+    ///         other => other,
+    ///     }
+    /// }
+    /// ```
     pub const METHOD_NOT_FOUND: i64 = -32601;
-    /// There is no such plugin (PROTOCOL 3.9).
+    /// There is no such plugin (PROTOCOL 3.9). A test gets it for every call
+    /// to a plugin: a test has no other plugins.
+    ///
+    /// ```
+    /// use sausage_plugin::{Error, Result, call};
+    /// use serde_json::json;
+    ///
+    /// /// Sends a message to the mail plugin, if the world has one.
+    /// async fn mail(text: &str) -> Result<bool> {
+    ///     match call("mail.send", json!({"text": text})).await {
+    ///         Ok(_) => Ok(true),
+    ///         Err(e) if e.code() == Error::NO_SUCH_PLUGIN => Ok(false),
+    ///         Err(e) => Err(e),
+    ///     }
+    /// }
+    /// ```
     pub const NO_SUCH_PLUGIN: i64 = -32001;
-    /// The process ended without an answer (PROTOCOL 3.9).
+    /// The process ended without an answer (PROTOCOL 3.9): the callee
+    /// crashed, was stopped, or returned from `main` without answering.
+    ///
+    /// ```
+    /// use sausage_plugin::{Error, Result, call};
+    /// use serde_json::{Value, json};
+    ///
+    /// /// Renders a page; tries a second time if the renderer crashed.
+    /// async fn render(page: &str) -> Result<Value> {
+    ///     let params = json!({"page": page});
+    ///     match call("render.page", &params).await {
+    ///         Err(e) if e.code() == Error::PROCESS_ENDED => call("render.page", &params).await,
+    ///         other => other,
+    ///     }
+    /// }
+    /// ```
     pub const PROCESS_ENDED: i64 = -32002;
 
     /// An error with the code [`Error::FAILED`].

@@ -98,7 +98,41 @@ pub trait Interface: 'static {
     note = "declare it on the main interface: #[rpc(endpoints(name = {Self}))]"
 )]
 pub trait Endpoint: Interface {
-    /// The name of the interface in `x-sausage-endpoints` and in endpoint files.
+    /// The name of the interface in `x-sausage-endpoints` and in endpoint
+    /// files: the `name` of `endpoints(name = Type)`.
+    ///
+    /// ```
+    /// use sausage_plugin::{Endpoint, Result, rpc};
+    ///
+    /// /// A web server.
+    /// struct Www;
+    ///
+    /// #[rpc(endpoints(control = Control))]
+    /// impl Www {
+    ///     /// Say hello.
+    ///     fn hello(&self) -> Result<()> {
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// /// The control endpoint of a running server.
+    /// struct Control;
+    ///
+    /// #[rpc]
+    /// impl Control {
+    ///     /// The number of answered requests.
+    ///     fn stats(&self) -> Result<u64> {
+    ///         Ok(0)
+    ///     }
+    /// }
+    ///
+    /// /// Where a process serves the endpoint `T` when it listens at `/self/<name>`.
+    /// fn endpoint_file<T: Endpoint>(pid: &str) -> String {
+    ///     format!("/proc/{pid}/{}", T::NAME)
+    /// }
+    ///
+    /// assert_eq!(endpoint_file::<Control>("www-1"), "/proc/www-1/control");
+    /// ```
     const NAME: &'static str;
 }
 
@@ -143,9 +177,11 @@ impl<T: Interface> Handler for T {
 }
 
 /// A type of the schema subset of PROTOCOL section 10.2: `bool`, the integer
-/// types up to 64 bits, `f32`, `f64`, `String`, `PathBuf`, `()`, `Vec<T>`,
-/// `Option<T>`, `Box<T>`, and the types with `#[schema]` (structs with named
-/// fields, and enums of unit variants, which are string enums).
+/// types up to 64 bits (`u8`, `u16`, `u32`, `u64`, `usize`, `i8`, `i16`,
+/// `i32`, `i64`, `isize`), `f32`, `f64`, `String`, `PathBuf` (a string in
+/// JSON), `()`, `Vec<T>`, `Option<T>`, `Box<T>`, and the types with
+/// `#[schema]` (structs with named fields, and enums of unit variants, which
+/// are string enums).
 ///
 /// `#[schema]` checks each field against it, and `#[rpc]` each result. Maps,
 /// tuples, arrays, `char`, `u128` and `serde_json::Value` are outside: the
@@ -156,6 +192,7 @@ impl<T: Interface> Handler for T {
 /// ```
 /// fn in_subset<T: sausage_plugin::SchemaType>() {}
 /// in_subset::<Vec<Option<String>>>();
+/// in_subset::<std::path::PathBuf>();
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is outside the schema subset of PROTOCOL 10.2",
@@ -213,9 +250,32 @@ pub trait ParamsStruct: SchemaType + DeserializeOwned {}
     note = "return sausage_plugin::Result<T>, where T is a #[schema] type or another type of the schema subset, for example Result<()> or Result<Vec<String>>"
 )]
 pub trait MethodResult {
-    /// The type of a successful result.
+    /// The type of a successful result: its schema is the `result` of the
+    /// method in `rpc.discover`.
+    ///
+    /// ```
+    /// use sausage_plugin::{MethodResult, schemars};
+    ///
+    /// /// The JSON Schema of what a method with the return type `R` answers.
+    /// fn result_schema<R: MethodResult>() -> serde_json::Value {
+    ///     schemars::schema_for!(R::Ok).to_value()
+    /// }
+    ///
+    /// assert_eq!(result_schema::<sausage_plugin::Result<Vec<String>>>()["type"], "array");
+    /// ```
     type Ok: SchemaType + Serialize;
-    /// The result as JSON, or the error.
+    /// The result as JSON, or the error: what the answer to the call
+    /// carries.
+    ///
+    /// ```
+    /// use sausage_plugin::{Error, MethodResult, Result};
+    ///
+    /// let added: Result<u32> = Ok(3);
+    /// assert_eq!(added.into_value().unwrap(), serde_json::json!(3));
+    ///
+    /// let failed: Result<u32> = Err(Error::new("the list is full"));
+    /// assert_eq!(failed.into_value().unwrap_err().message(), "the list is full");
+    /// ```
     fn into_value(self) -> Result<Value>;
 }
 

@@ -94,6 +94,11 @@ impl LocalCore {
             "core.notify" => Some(Ok(json!({}))),
             "core.log" => Some(Ok(json!({"entries": []}))),
             "core.call" => Some(Err(no_plugins(params.get("method").and_then(Value::as_str).unwrap_or("a plugin")))),
+            // as the test runner answers them
+            "core.stop" | "core.kill" | "core.activate" | "core.revert" | "core.exit" => Some(Err(Error::with_code(
+                Error::NO_SUCH_PLUGIN,
+                format!("{method} does nothing in a test: a test has no other plugins or processes"),
+            ))),
             core if core.starts_with("core.") => Some(Err(Error::with_code(
                 Error::METHOD_NOT_FOUND,
                 format!("a test answers only core.lock, core.unlock, core.notify and core.log, not {core}"),

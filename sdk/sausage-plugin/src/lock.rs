@@ -39,6 +39,25 @@ pub fn lock(path: impl AsRef<Path>) -> Lock {
 
 /// An acquisition that has not been sent yet: `.await` it, or use
 /// [`Lock::try_now`].
+///
+/// [`lock`] makes it. Nothing goes to the core until it is awaited: `.await`
+/// sends `core.lock` and waits for the lock, and gives a [`LockGuard`].
+///
+/// # Example
+///
+/// ```
+/// use sausage_plugin::{Lock, LockGuard, Result, lock};
+///
+/// /// Runs `f` while this process holds the lock of the notes file.
+/// async fn with_notes_locked(f: impl FnOnce()) -> Result<()> {
+///     let pending: Lock = lock("/state/notes/notes.json"); // nothing is sent yet
+///     let _guard: LockGuard = pending.await?; // core.lock, and wait for the lock
+///     f();
+///     Ok(()) // the guard drops: core.unlock
+/// }
+///
+/// assert_eq!(lock("/state/notes/notes.json").path(), "/state/notes/notes.json");
+/// ```
 #[must_use = "a lock is taken when it is awaited"]
 #[derive(Debug)]
 pub struct Lock {

@@ -303,7 +303,17 @@ where
 /// Err::<(), _>("disk full").report(); // "a background task failed: disk full" on stderr
 /// ```
 pub trait TaskOutput {
-    /// Writes an error to stderr.
+    /// Writes an error to stderr (the journal); `()` and `Ok(())` write
+    /// nothing. [`background`] calls it when the task ends.
+    ///
+    /// ```
+    /// use sausage_plugin::TaskOutput;
+    ///
+    /// let saved: Result<(), std::io::Error> = Ok(());
+    /// saved.report(); // nothing
+    /// let failed: Result<(), std::io::Error> = Err(std::io::Error::other("the disk is full"));
+    /// failed.report(); // "sausage-plugin: a background task failed: the disk is full" on stderr
+    /// ```
     fn report(self);
 }
 

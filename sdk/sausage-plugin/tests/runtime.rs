@@ -1,7 +1,8 @@
-//! The runtime in a test process (run under the test runner:
-//! `cargo test --target wasm32-wasip2 -p sausage-plugin`). Without
-//! `SAUSAGE_PID`, the test answers `core.lock`, `core.unlock`, `core.notify`
-//! and `core.log` itself, as the real runner does.
+//! The runtime in a test process, under the test runner (`sausage test`
+//! as cargo's runner: `cargo test --target wasm32-wasip2 -p sausage-plugin`).
+//! The runner sets `SAUSAGE_PID` and answers `core.lock`, `core.unlock`,
+//! `core.notify` and `core.log`. Without the runner the test answers them
+//! itself: `tests/local_core.rs`.
 #![cfg(target_arch = "wasm32")]
 
 use std::cell::{Cell, RefCell};
@@ -79,6 +80,15 @@ async fn a_test_has_no_other_plugins() {
 async fn the_core_answers_log_and_notify() {
     assert_eq!(call("core.log", json!({"limit": 5})).await.unwrap(), json!({"entries": []}));
     assert_eq!(call("core.notify", json!({"name": "x"})).await.unwrap(), json!({}));
+}
+
+#[sausage_plugin::test]
+async fn lock_params_are_checked_as_the_core_does() {
+    for (method, params) in [("core.lock", json!({"path": ""})), ("core.unlock", json!({}))] {
+        let error = call(method, params).await.unwrap_err();
+        assert_eq!(error.code(), Error::INVALID_PARAMS, "{method}");
+        assert_eq!(error.message(), format!("{method} needs \"path\", a non-empty string"));
+    }
 }
 
 #[sausage_plugin::test]

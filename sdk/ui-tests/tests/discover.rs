@@ -320,3 +320,35 @@ fn generated_imports_compile_for_names_and_schemas_that_are_not_rust() {
         (odd::tree(), odd::stat(), odd::fire(), odd::my_endpoint::connect("/run/odd"), odd::my_endpoint::Client::poke);
     let _unused: Option<odd::StatResultOwner> = None;
 }
+
+/// Names files.
+struct Files;
+
+/// The params of `open`.
+#[schema]
+struct OpenParams {
+    /// The file to open.
+    path: std::path::PathBuf,
+    /// Other files to open with it.
+    #[serde(default)]
+    more: Vec<std::path::PathBuf>,
+}
+
+#[rpc]
+impl Files {
+    /// Open files, and return the first one.
+    fn open(&self, OpenParams { path, .. }: OpenParams) -> Result<std::path::PathBuf> {
+        Ok(path)
+    }
+}
+
+#[test]
+fn paths_are_strings() {
+    let d = sausage_plugin::__private::document::<Files>();
+    let open = method(&d, "open");
+    assert_eq!(open["params"][0]["schema"], json!({"type": "string"}));
+    assert_eq!(open["params"][1]["schema"]["items"], json!({"type": "string"}));
+    assert_eq!(open["result"]["schema"], json!({"type": "string"}));
+    let read: OpenParams = sausage_plugin::serde_json::from_value(json!({"path": "/state/a"})).unwrap();
+    assert_eq!(read.path, std::path::Path::new("/state/a"));
+}
