@@ -4,7 +4,7 @@
  * `bench/README.md` for what each figure means.
  *
  * ```text
- * deno task bench                      everything (about 65 s)
+ * deno task bench                      everything (about 85 s)
  * deno task bench --quick              fewer samples, shorter durations
  * deno task bench --only latency,ready some sections
  * deno task bench --list               the sections
@@ -28,6 +28,7 @@ import { activation } from "./host/activation.ts";
 import { latency } from "./host/latency.ts";
 import { locks } from "./host/locks.ts";
 import { memory } from "./host/memory.ts";
+import { preemption } from "./host/preemption.ts";
 import { ready } from "./host/ready.ts";
 import { throughput } from "./host/throughput.ts";
 import { vfs } from "./host/vfs.ts";
@@ -43,6 +44,7 @@ export const SECTIONS: Section[] = [
   memory,
   vfs,
   locks,
+  preemption,
   activation,
   interfaces,
   builds,
@@ -54,11 +56,11 @@ const USAGE = `Usage: deno task bench [options]
 
 Measures the Sausage host: call latency, calls per second, time to ready,
 memory per idle process, files from a plugin (against jco's preview2-shim),
-locks and activation, with baselines from the same run. Prints a table and
-writes every figure to bench/results/<time>-<groups>.json.
+locks, preemption and activation, with baselines from the same run. Prints a
+table and writes every figure to bench/results/<time>-<groups>.json.
 
 Options:
-  --quick          fewer samples and shorter durations (about 20 s)
+  --quick          fewer samples and shorter durations (about 30 s)
   --only <names>   run only these sections (comma-separated, repeatable)
   --list           list the sections and exit
   --out <dir>      where the results file goes (default: bench/results)
