@@ -315,3 +315,27 @@ Deno.test({
     );
   },
 });
+
+Deno.test({
+  name: "on a terminal: a result that arrives while a line is typed keeps the line",
+  ignore: !hasScript,
+  async fn() {
+    await using world = await makeWorld();
+    const term = new Terminal(world.root, { NO_COLOR: "1" });
+    try {
+      await term.waitFor((t) => t.includes("> "), "prompt");
+      await term.type('probe.sleep {"ms": 1500}\r');
+      await term.type('probe.echo {"typed": "meanwhile"}');
+      await term.waitFor((t) => t.includes('"slept": 1500'), "the result of the first call");
+      // the result went above the prompt, which was drawn again with the typed text
+      const after = term.screen.slice(term.screen.lastIndexOf('"slept": 1500'));
+      assert.match(after, /> probe\.echo \{"typed": "meanwhile"\}/);
+      await term.type("\r");
+      await term.waitFor((t) => t.includes('"typed": "meanwhile"\n'), "the typed call's result");
+      await term.type("quit\r");
+      assert.equal(await term.exit(), 0);
+    } finally {
+      term.kill();
+    }
+  },
+});

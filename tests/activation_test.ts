@@ -171,3 +171,59 @@ Deno.test("a host that died during an activation says at the next start what it 
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("a consumer activated alone: its imports are checked against the providers that run", async () => {
+  await using w = await startWorld({ plugins: { probe: "probe", notes: "notes_v1" } });
+  const notes = await hashOf(w, "plugin.wasm");
+
+  // agent version 2 imports notes.add(body): notes version 1 takes "text"
+  const broken = await w.request("core.activate", {
+    plugin: "agent",
+    wasm: await stage(w, "agent_v2"),
+  });
+  assert.equal(broken.error?.code, -32003);
+  const message = broken.error!.message;
+  assert.match(message, /^agent was not activated: 1 of its imports breaks\./);
+  assert.match(message, /agent imports notes\.add/);
+  assert.match(message, /"body"/);
+  assert.match(message, /Update notes first, or activate both together\./);
+  const problems = (broken.error!.data as { problems: { text: string }[] }).problems;
+  assert.ok(problems.length >= 1);
+  assert.ok(problems.some((p) => /body|text/.test(p.text)), JSON.stringify(problems));
+  await assert.rejects(Deno.stat(join(w.root, "plugins", "agent")), "nothing was installed");
+  assert.equal(await hashOf(w, "plugin.wasm"), notes, "the provider is unchanged");
+  assert.equal(w.host.journal.query({ grep: "^activation rejected: agent was not" }).length, 1);
+
+  // agent version 1 imports notes.add(text), which notes version 1 has
+  const ok = await w.request("core.activate", {
+    plugin: "agent",
+    wasm: await stage(w, "agent_v1"),
+  });
+  assert.equal(ok.error, undefined, ok.error?.message);
+  const documents = ok.result as Record<string, { info: { version: string } }>;
+  assert.deepEqual(Object.keys(documents), ["agent"]);
+  assert.equal(documents.agent.info.version, "1");
+  assert.equal(
+    await sha256Hex(await Deno.readFile(join(w.root, "plugins", "agent", "plugin.wasm"))),
+    await sha256Hex(await Deno.readFile(await testPlugin("agent_v1"))),
+  );
+  await assert.rejects(
+    Deno.stat(join(w.root, "plugins", "agent", "plugin.prev.wasm")),
+    "a new plugin has no previous version",
+  );
+  assert.equal(await w.call("agent.chat"), "hello");
+  await eventually(() => w.host.graph.view.plugins.agent?.imports.notes?.status === "ok");
+  assert.equal(await hashOf(w, "plugin.wasm"), notes);
+
+  // and once it runs, the same breaking version is refused as an update of it
+  const update = await w.request("core.activate", {
+    plugin: "agent",
+    wasm: "/state/builds/agent_v2.wasm",
+  });
+  assert.equal(update.error?.code, -32003);
+  assert.match(update.error!.message, /^agent was not activated: 1 of its imports breaks\./);
+  assert.equal(
+    await sha256Hex(await Deno.readFile(join(w.root, "plugins", "agent", "plugin.wasm"))),
+    await sha256Hex(await Deno.readFile(await testPlugin("agent_v1"))),
+  );
+});

@@ -225,3 +225,95 @@ Deno.test("core.exit answers, then the host is asked to stop with 75", async () 
   assert.deepEqual(r.response.result, {});
   assert.equal(await w.host.exitRequested, 75);
 });
+
+interface Clocks {
+  wall_ms: number;
+  slept_us: number;
+  wall: { seconds: number; nanoseconds: number };
+  wall_resolution_ns: number;
+  monotonic_ns: [number, number];
+  monotonic_resolution_ns: number;
+  random: string;
+  random_again: string;
+  random_u64: string;
+  insecure: string;
+}
+
+Deno.test("wasi:clocks and wasi:random: the wall clock is now, the monotonic clock advances, random bytes differ", async () => {
+  await using w = await startWorld();
+  const before = Date.now();
+  const first = (await w.call("probe.clocks", { random_len: 33 })) as Clocks;
+  const second = (await w.call("probe.clocks", { random_len: 33 })) as Clocks;
+  const after = Date.now();
+
+  for (const c of [first, second]) {
+    // the wall clock, through std and through wasi:clocks/wall-clock, is the host's time
+    assert.ok(c.wall_ms >= before - 1000 && c.wall_ms <= after + 1000, `${c.wall_ms}`);
+    const wallMs = c.wall.seconds * 1000 + c.wall.nanoseconds / 1e6;
+    assert.ok(wallMs >= before - 1000 && wallMs <= after + 1000, `${wallMs}`);
+    assert.ok(c.wall.nanoseconds >= 0 && c.wall.nanoseconds < 1e9);
+    // the monotonic clock advanced over a 20 ms sleep, and the sleep lasted at least that
+    const [t0, t1] = c.monotonic_ns;
+    assert.ok(t1 - t0 >= 20e6, `monotonic ${t0} → ${t1}`);
+    assert.ok(t1 - t0 < 10e9, `monotonic ${t0} → ${t1}`);
+    assert.ok(c.slept_us >= 20_000 && c.slept_us < 10_000_000, `${c.slept_us}`);
+    // resolutions: positive, and finer than a millisecond
+    for (const r of [c.wall_resolution_ns, c.monotonic_resolution_ns]) {
+      assert.ok(r > 0 && r <= 1e6, `resolution ${r} ns`);
+    }
+    // random bytes: the length asked for, different each time
+    for (const hex of [c.random, c.random_again, c.insecure]) {
+      assert.match(hex, /^[0-9a-f]{66}$/);
+    }
+    assert.notEqual(c.random, c.random_again);
+    assert.match(c.random_u64, /^\d+$/);
+  }
+  assert.notEqual(first.random, second.random);
+  assert.notEqual(first.insecure, second.insecure);
+  assert.notEqual(first.random_u64, second.random_u64);
+  // no bytes asked, none given
+  const none = (await w.call("probe.clocks", { random_len: 0 })) as Clocks;
+  assert.equal(none.random, "");
+});
+
+Deno.test("core.log: since and until as milliseconds since 1970 and as an entry id", async () => {
+  await using w = await startWorld();
+  type Log = { entries: { id: string; time: string; pid: string; line: string }[] };
+  const log = async (params: Record<string, unknown>) =>
+    ((await w.call("core.log", { grep: "^(gamma|delta) ", ...params })) as Log).entries
+      .map((e) => e.line);
+
+  await w.call("probe.log", { lines: 1, text: "gamma" });
+  await eventually(() => w.host.journal.query({ grep: "^gamma " }).length === 1);
+  const gamma = ((await w.call("core.log", { grep: "^gamma " })) as Log).entries[0];
+  // wait until the clock is past gamma's millisecond, by its id and by its time
+  const gammaMs = Math.max(
+    parseInt(gamma.id.slice(0, 8) + gamma.id.slice(9, 13), 16),
+    Date.parse(gamma.time),
+  );
+  await eventually(() => Date.now() > gammaMs);
+  const t1 = Date.now();
+  await w.call("probe.log", { lines: 1, text: "delta" });
+  await eventually(() => w.host.journal.query({ grep: "^delta " }).length === 1);
+  const delta = ((await w.call("core.log", { grep: "^delta " })) as Log).entries[0];
+
+  // milliseconds: since includes, until excludes
+  assert.deepEqual(await log({ since: t1 }), ["delta 0"]);
+  assert.deepEqual(await log({ until: t1 }), ["gamma 0"]);
+  assert.deepEqual(await log({ since: 0, until: Date.now() + 60_000 }), ["gamma 0", "delta 0"]);
+  // entry ids: since includes the entry, until excludes it
+  assert.deepEqual(await log({ since: gamma.id }), ["gamma 0", "delta 0"]);
+  assert.deepEqual(await log({ since: delta.id }), ["delta 0"]);
+  assert.deepEqual(await log({ until: delta.id }), ["gamma 0"]);
+  assert.deepEqual(await log({ since: gamma.id, until: delta.id }), ["gamma 0"]);
+  // gamma's process from the id of its line on: its start is left out, its exit is in
+  await eventually(() => w.host.journal.query({ pid: gamma.pid, grep: "^exit" }).length === 1);
+  const fromGamma = (await w.call("core.log", { pid: gamma.pid, since: gamma.id })) as Log;
+  assert.deepEqual(fromGamma.entries.map((e) => e.line), ["gamma 0", "exit status 0"]);
+
+  for (const bad of [-5, "not a time", true, { at: 1 }]) {
+    const r = await w.request("core.log", { since: bad });
+    assert.equal(r.error?.code, -32602, JSON.stringify(bad));
+    assert.match(r.error!.message, /since/);
+  }
+});

@@ -337,16 +337,39 @@ fn main() {
                 Err(e) => reply(&id, json!({"error": e.to_string(), "kind": format!("{:?}", e.kind())})),
             }
         }
-        // Random bytes and the clocks.
+        // Random bytes and the clocks: through std, and through the raw WASI calls.
+        // {"random_len"?: n} (default 16) sets how many random bytes each source gives.
         "clocks" => {
+            use wasip2::clocks::{monotonic_clock, wall_clock};
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_millis() as u64)
                 .unwrap_or(0);
+            let wall = wall_clock::now();
+            let wall_resolution = wall_clock::resolution();
+            let mono_before = monotonic_clock::now();
             let start = std::time::Instant::now();
             std::thread::sleep(std::time::Duration::from_millis(20));
             let elapsed = start.elapsed().as_micros() as u64;
-            reply(&id, json!({"wall_ms": now, "slept_us": elapsed}));
+            let mono_after = monotonic_clock::now();
+            let len = params["random_len"].as_u64().unwrap_or(16);
+            let hex = |bytes: Vec<u8>| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
+            reply(
+                &id,
+                json!({
+                    "wall_ms": now,
+                    "slept_us": elapsed,
+                    "wall": {"seconds": wall.seconds, "nanoseconds": wall.nanoseconds},
+                    "wall_resolution_ns": wall_resolution.seconds * 1_000_000_000
+                        + u64::from(wall_resolution.nanoseconds),
+                    "monotonic_ns": [mono_before, mono_after],
+                    "monotonic_resolution_ns": monotonic_clock::resolution(),
+                    "random": hex(wasip2::random::random::get_random_bytes(len)),
+                    "random_again": hex(wasip2::random::random::get_random_bytes(len)),
+                    "random_u64": wasip2::random::random::get_random_u64().to_string(),
+                    "insecure": hex(wasip2::random::insecure::get_insecure_random_bytes(len)),
+                }),
+            );
         }
         // Discovery: the document in /state/probe-discover.json when there is one, a minimal
         // one otherwise; no answer at all when /state/probe-discover-hangs exists.
