@@ -271,7 +271,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The smallest UUIDv7 at a time: entries sort by ID, so a time becomes an ID bound. */
 function boundId(value: string | number, name: string): string {
   if (typeof value === "string" && UUID.test(value)) return value.toLowerCase();
-  const ms = typeof value === "number" ? value : Date.parse(value);
+  // digits alone are milliseconds (as from a shell), never a year for Date.parse
+  const ms = typeof value === "number"
+    ? value
+    : /^\d+$/.test(value)
+    ? Number(value)
+    : Date.parse(value);
   if (!Number.isFinite(ms) || ms < 0) {
     throw new QueryError(
       `${name} must be an ISO 8601 time, milliseconds since 1970, or an entry id`,

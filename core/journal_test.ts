@@ -107,6 +107,9 @@ Deno.test("since and until as milliseconds since 1970: since includes, until exc
     assert.deepEqual(lines({ since: idMs(early.id) }), ["early", "late"]);
     assert.deepEqual(lines({ until: Date.now() + 60_000 }), ["early", "late"]);
     assert.deepEqual(lines({ since: Date.now() + 60_000 }), []);
+    // digits in a string are milliseconds too, not a year
+    assert.deepEqual(lines({ since: String(t) }), ["late"]);
+    assert.deepEqual(lines({ until: "12" }), []);
     // the same bounds as ISO times
     assert.deepEqual(lines({ since: new Date(t).toISOString() }), ["late"]);
     assert.deepEqual(lines({ until: new Date(t).toISOString() }), ["early"]);
