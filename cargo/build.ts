@@ -21,6 +21,7 @@ import { ErrorCode, RpcError } from "../core/jsonrpc.ts";
 import type { NativeContext, NativePlugin } from "../core/native.ts";
 import { pluginNameProblem } from "../core/names.ts";
 import { findWasmToolchain, ToolchainMissing, WASM_TARGET } from "../core/toolchain.ts";
+import { sdkForBuild, SdkMissing } from "./sdk.ts";
 import type { World } from "../core/world.ts";
 
 /** What the builder needs from the host. */
@@ -29,8 +30,6 @@ export interface BuilderOptions {
   cacheDir: string;
   /** The command that runs `sausage test` (cargo's runner). */
   runner: string[];
-  /** The folder with the SDK crates (`sausage-plugin`), installed on first use. */
-  sdkDir?: () => Promise<string>;
 }
 
 /** The result of `cargo.build`. */
@@ -136,8 +135,10 @@ export interface BuildJob {
   toolchainEnv: Record<string, string>;
   /** The command of `sausage test`. */
   runner: string[];
-  /** The SDK folder that `sausage-plugin = "0.1"` resolves to. */
-  sdk?: string;
+  /** The SDK folder that `sausage-plugin = "0.1"` resolves to: the world's, copied into the cache. */
+  sdk: string;
+  /** Notes on the SDK for the result's warnings. */
+  sdkWarnings: string[];
 }
 
 /**
@@ -180,6 +181,13 @@ async function prepare(o: BuilderOptions, params: Record<string, unknown>): Prom
     if (e instanceof ToolchainMissing) throw buildFailed("finding a toolchain", e.message);
     throw e;
   }
+  let sdk;
+  try {
+    sdk = await sdkForBuild(join(o.world.pluginDir("cargo"), "sdk"), o.cacheDir);
+  } catch (e) {
+    if (e instanceof SdkMissing) throw buildFailed("finding the SDK", e.message);
+    throw e;
+  }
   const buildsDir = join(o.world.stateDir, "cargo", "builds");
   await Deno.mkdir(buildsDir, { recursive: true });
   await Deno.mkdir(join(o.cacheDir, "cargo", "work"), { recursive: true });
@@ -191,7 +199,12 @@ async function prepare(o: BuilderOptions, params: Record<string, unknown>): Prom
     buildsDir,
     toolchainEnv: toolchain.env,
     runner: o.runner,
-    sdk: o.sdkDir ? await o.sdkDir() : undefined,
+    sdk: sdk.dir,
+    sdkWarnings: sdk.changed.length === 0 ? [] : [
+      `the SDK at /plugins/cargo/sdk/ differs from the one this host ships in ${
+        sdk.changed.map((f) => f.replaceAll("\\", "/")).join(", ")
+      }; the build used it as it is (a host start installs the shipped one again)`,
+    ],
   };
 }
 
@@ -220,7 +233,7 @@ function runInWorker(job: BuildJob, ctx: NativeContext): Promise<BuildResult> {
           dirname(job.work),
           job.targetDir,
           job.buildsDir,
-          ...(job.sdk ? [job.sdk] : []),
+          job.sdk,
         ],
         write: [dirname(job.work), job.targetDir, job.buildsDir],
         run: ["setsid", "cargo"],
@@ -309,10 +322,8 @@ export async function runBuild(job: BuildJob, ctx: BuildContext): Promise<BuildR
     await standalone(join(work, "Cargo.toml"));
     const config = [
       `target.${WASM_TARGET}.runner=${JSON.stringify(job.runner)}`,
-      // sausage-plugin = "0.1" is the SDK the host ships
-      ...(job.sdk
-        ? [`patch.crates-io.sausage-plugin.path=${JSON.stringify(join(job.sdk, "sausage-plugin"))}`]
-        : []),
+      // sausage-plugin = "0.1" is the world's SDK
+      `patch.crates-io.sausage-plugin.path=${JSON.stringify(join(job.sdk, "sausage-plugin"))}`,
     ].flatMap((c) => ["--config", c]);
     const env = {
       ...job.toolchainEnv,
@@ -355,7 +366,7 @@ export async function runBuild(job: BuildJob, ctx: BuildContext): Promise<BuildR
     return {
       wasm: `/state/cargo/builds/${n}/${name}`,
       tests: { ...counts, output: tail(testOutput) },
-      warnings: warningsOf([...tests.messages, ...built.messages]),
+      warnings: [...job.sdkWarnings, ...warningsOf([...tests.messages, ...built.messages])],
     };
   } finally {
     await Deno.remove(work, { recursive: true }).catch(() => {});

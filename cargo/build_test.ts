@@ -114,6 +114,41 @@ Deno.test("a build of a plugin without source is a clear error", async () => {
   assert.match(r.error!.message, /\/plugins\/nothing\/source\/Cargo\.toml/);
 });
 
+Deno.test("sausage-plugin is the world's /plugins/cargo/sdk/: an edit there is built, with a warning; without it a clear error", async () => {
+  await using w = await startWorld();
+  const lib = join(w.root, "plugins", "cargo", "sdk", "sausage-plugin", "src", "lib.rs");
+  await Deno.writeTextFile(
+    lib,
+    `\n/// A mark of this world's own SDK.\npub const WORLD_MARK: &str = "edited";\n`,
+    { append: true },
+  );
+  await writeSource(w, "marked", (m) =>
+    m + `
+#[cfg(test)]
+mod mark {
+    #[test]
+    fn built_against_the_world_sdk() {
+        assert_eq!(sausage_plugin::WORLD_MARK, "edited");
+    }
+}
+`);
+  const { response } = await build(w, "marked");
+  assert.equal(response.error, undefined, JSON.stringify(response.error, null, 2));
+  const result = response.result as { tests: { passed: number }; warnings: string[] };
+  assert.equal(result.tests.passed, 3);
+  assert.match(
+    result.warnings[0],
+    /\/plugins\/cargo\/sdk\/ differs .* sausage-plugin\/src\/lib\.rs/,
+  );
+
+  await Deno.remove(join(w.root, "plugins", "cargo", "sdk"), { recursive: true });
+  const missing = (await build(w, "marked")).response;
+  assert.equal(missing.error?.code, -32004);
+  const data = missing.error!.data as { step: string; output: string };
+  assert.equal(data.step, "finding the SDK");
+  assert.match(data.output, /no SDK at \/plugins\/cargo\/sdk\/.*sausage init/);
+});
+
 /** The processes (ID and command line) that work in the shared build folders. */
 async function buildProcesses(): Promise<Map<number, string>> {
   const { stdout } = await new Deno.Command("ps", { args: ["-eo", "pid=,args="], stdout: "piped" })

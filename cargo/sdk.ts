@@ -1,10 +1,10 @@
 /**
  * The Rust SDK the host ships: the crates `sausage-plugin`,
  * `sausage-plugin-macros` and `sausage-plugin-codegen` from `sdk/`, as a
- * workspace of their own. The host installs it in its cache (where
- * `sausage-plugin = "0.1"` resolves during `cargo.build`) and in each world
- * at `/plugins/cargo/sdk/` (where agents and people read it). Both are the
- * same files.
+ * workspace of their own. `sausage init` and each host start install it in
+ * the world at `/plugins/cargo/sdk/`, where `sausage-plugin = "0.1"` resolves
+ * during `cargo.build`. A build takes the files from there into the cache,
+ * named by their hash, so worlds with the same SDK share compiled crates.
  *
  * @module
  */
@@ -19,19 +19,39 @@ const SDK_ROOT = new URL("../sdk/", import.meta.url);
 /** Folders of a crate that are not part of what a plugin builds against. */
 const SKIPPED = new Set(["target", "tests", "ui-tests", "test-plugins"]);
 
-/** The SDK's files: path relative to the SDK root → content. */
-export async function sdkFiles(): Promise<Map<string, Uint8Array>> {
-  const files = new Map<string, Uint8Array>();
-  const root = SDK_ROOT.pathname;
+/** Most bytes an SDK folder in a world may hold, so a build never reads a disk's worth. */
+const MAX_SDK_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Reads the files under `dir` into `files` (paths relative to `root`),
+ * without build output, dot files or links.
+ */
+async function readTree(root: string, dir: string, files: Map<string, Uint8Array>) {
+  let bytes = 0;
+  for (const data of files.values()) bytes += data.length;
   const walk = async (dir: string) => {
     for await (const e of Deno.readDir(dir)) {
       if (SKIPPED.has(e.name) || e.name.startsWith(".")) continue;
       const path = join(dir, e.name);
       if (e.isDirectory) await walk(path);
-      else if (e.isFile) files.set(relative(root, path), await Deno.readFile(path));
+      else if (e.isFile) {
+        const data = await Deno.readFile(path);
+        bytes += data.length;
+        if (bytes > MAX_SDK_BYTES) {
+          throw new Error(`${root} holds more than ${MAX_SDK_BYTES >> 20} MiB of files`);
+        }
+        files.set(relative(root, path), data);
+      }
     }
   };
-  for (const crate of SDK_CRATES) await walk(join(root, crate));
+  await walk(dir);
+}
+
+/** The SDK's files: path relative to the SDK root → content. */
+export async function sdkFiles(): Promise<Map<string, Uint8Array>> {
+  const files = new Map<string, Uint8Array>();
+  const root = SDK_ROOT.pathname;
+  for (const crate of SDK_CRATES) await readTree(root, join(root, crate), files);
   files.set("README.md", await Deno.readFile(join(root, "README.md")));
   files.set(
     "Cargo.toml",
@@ -73,8 +93,7 @@ export async function installSdk(dest: string, files?: Map<string, Uint8Array>):
   for (const [path, bytes] of sdk) {
     const target = join(dest, path);
     try {
-      const now = await Deno.readFile(target);
-      if (now.length === bytes.length && now.every((b, i) => b === bytes[i])) continue;
+      if (sameBytes(await Deno.readFile(target), bytes)) continue;
     } catch {
       // not there yet
     }
@@ -85,9 +104,13 @@ export async function installSdk(dest: string, files?: Map<string, Uint8Array>):
   return written;
 }
 
-/** The SDK in the cache (installed when missing); its folder. */
+/** The SDK the host ships, in the cache (installed when missing); its folder. */
 export async function cachedSdk(cacheDir: string): Promise<string> {
-  const files = await sdkFiles();
+  return await sdkInCache(cacheDir, await sdkFiles());
+}
+
+/** A copy of an SDK's files in the cache, named by their hash; its folder. */
+async function sdkInCache(cacheDir: string, files: Map<string, Uint8Array>): Promise<string> {
   const dir = join(cacheDir, "sdk", await sdkVersion(files));
   try {
     await Deno.stat(join(dir, ".complete"));
@@ -98,4 +121,43 @@ export async function cachedSdk(cacheDir: string): Promise<string> {
   await installSdk(dir, files);
   await Deno.writeTextFile(join(dir, ".complete"), "");
   return dir;
+}
+
+/** What a build compiles `sausage-plugin` from. */
+export interface BuildSdk {
+  /** The folder in the cache with the world's SDK files. */
+  dir: string;
+  /** The files of the world's SDK that differ from the SDK the host ships, or are not in it. */
+  changed: string[];
+}
+
+/** The world's `/plugins/cargo/sdk/` has no `sausage-plugin` crate. */
+export class SdkMissing extends Error {}
+
+/**
+ * The SDK a build uses: the files at `worldSdk` (`/plugins/cargo/sdk/`) as
+ * they are, copied into the cache by their hash, so what an agent reads
+ * there is what it builds against.
+ */
+export async function sdkForBuild(worldSdk: string, cacheDir: string): Promise<BuildSdk> {
+  const files = new Map<string, Uint8Array>();
+  try {
+    await readTree(worldSdk, worldSdk, files);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  if (!files.has(join("sausage-plugin", "Cargo.toml"))) {
+    throw new SdkMissing(
+      "there is no SDK at /plugins/cargo/sdk/ (sausage-plugin/Cargo.toml is missing): " +
+        "restart the host or run `sausage init WORLD`, which install it again",
+    );
+  }
+  const shipped = await sdkFiles();
+  const changed = [...files].filter(([path, data]) => !sameBytes(shipped.get(path), data))
+    .map(([path]) => path).sort();
+  return { dir: await sdkInCache(cacheDir, files), changed };
+}
+
+function sameBytes(a: Uint8Array | undefined, b: Uint8Array): boolean {
+  return a !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
 }

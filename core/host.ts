@@ -22,7 +22,7 @@ import { readServices, Services } from "./services.ts";
 import { Upgrades } from "./upgrades.ts";
 import { PluginWatcher } from "./watcher.ts";
 import { cargoPlugin } from "../cargo/build.ts";
-import { cachedSdk, installSdk } from "../cargo/sdk.ts";
+import { installSdk } from "../cargo/sdk.ts";
 import { ClientCode } from "../cargo/client_code.ts";
 import { join } from "node:path";
 import { PluginVersions } from "./versions.ts";
@@ -211,7 +211,6 @@ export class Host {
         world,
         cacheDir: options.cacheDir,
         runner: sausageCommand(["test", "--cache-dir", options.cacheDir]),
-        sdkDir: () => cachedSdk(options.cacheDir),
       }),
     );
     this.router = new Router(this.processes, this.journal);
@@ -248,7 +247,7 @@ export class Host {
     host.journal.event(null, null, `host start: world ${world.root}, pid ${Deno.pid}`);
     for (const note of await host.activation.recover()) host.onNote(note);
     await Deno.mkdir(world.pluginsDir, { recursive: true });
-    // /plugins/cargo/sdk/ shows the SDK this host builds with
+    // /plugins/cargo/sdk/ is the SDK this host ships; cargo.build compiles against it
     await installSdk(join(world.pluginDir("cargo"), "sdk")).catch((e) =>
       host.journal.event(null, null, `warning: cannot install the SDK in plugins/cargo/sdk: ${e}`)
     );

@@ -155,6 +155,29 @@ Deno.test("a symbolic link made by a plugin stays inside the world", async () =>
   assert.ok("error" in r, "an absolute link is resolved from the world's root");
 });
 
+Deno.test("many processes appending to one file under a lock lose nothing, and no two interleave", async () => {
+  await using w = await startWorld();
+  const parts = 8;
+  const results = await Promise.all(
+    Array.from(
+      { length: 12 },
+      () => w.call("probe.locked_append", { path: "/state/appended", parts }),
+    ),
+  ) as { pid: string }[];
+  const lines = (await Deno.readTextFile(join(w.root, "state", "appended"))).trimEnd().split("\n");
+  assert.equal(lines.length, 12 * parts);
+  // each holder's lines are together and in order: one run of `parts` lines per process
+  const runs = Array.from({ length: 12 }, (_, k) => lines.slice(k * parts, (k + 1) * parts));
+  for (const run of runs) {
+    const pid = run[0].split(" ")[0];
+    assert.deepEqual(run, Array.from({ length: parts }, (_, i) => `${pid} ${i}`));
+  }
+  assert.deepEqual(
+    runs.map((run) => run[0].split(" ")[0]).sort(),
+    results.map((r) => r.pid).sort(),
+  );
+});
+
 Deno.test("many processes incrementing one file under a lock lose nothing", async () => {
   await using w = await startWorld();
   const calls = Array.from(

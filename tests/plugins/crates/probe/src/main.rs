@@ -5,7 +5,7 @@
 //! crashes, silence, noise on stdout, floods, nested calls, notifications.
 
 use serde_json::{json, Value};
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Seek, Write};
 
 /// Writes one message in one write, with a newline before it (PROTOCOL 3.1).
 fn send(message: &Value) {
@@ -272,6 +272,26 @@ fn main() {
             std::fs::rename(&tmp, &path).unwrap();
             send(&json!({"jsonrpc": "2.0", "method": "core.unlock", "params": {"path": path}}));
             reply(&id, json!({"was": n}));
+        }
+        // Under the lock on `path`, appends `parts` lines ("<pid> <i>") to it, each
+        // by a write at the end it has just measured, with a pause between them:
+        // without the lock, two processes would write over each other.
+        "locked_append" => {
+            let path = params["path"].as_str().unwrap_or("/state/appended").to_string();
+            let parts = params["parts"].as_u64().unwrap_or(8);
+            let pid = std::env::var("SAUSAGE_PID").unwrap_or_default();
+            let mut seen = Vec::new();
+            call(&mut lines, json!("lock"), "core.lock", json!({"path": path}), &mut seen);
+            for i in 0..parts {
+                let mut file = std::fs::OpenOptions::new().create(true).write(true).open(&path).unwrap();
+                let end = file.metadata().unwrap().len();
+                file.seek(std::io::SeekFrom::Start(end)).unwrap();
+                file.write_all(format!("{pid} {i}\n").as_bytes()).unwrap();
+                drop(file);
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            send(&json!({"jsonrpc": "2.0", "method": "core.unlock", "params": {"path": path}}));
+            reply(&id, json!({"pid": pid}));
         }
         // Takes the lock on `path`, then appends 4 KiB blocks to it forever.
         "append_forever" => {
