@@ -53,6 +53,11 @@ function fail(message: string, code: number = ExitCode.Error): never {
   throw new Exit(code);
 }
 
+/** `--cache-dir` of a command, or of `sausage` itself when it came before the command. */
+function cacheDirOf(command: Command): string | undefined {
+  return command.opts().cacheDir ?? command.parent?.opts().cacheDir;
+}
+
 function cacheOption(): Option {
   return new Option(
     "--cache-dir <dir>",
@@ -157,12 +162,7 @@ async function callOnce(
       );
     }
   }
-  if (typeof params !== "object" || params === null || Array.isArray(params)) {
-    fail(
-      'PARAMS must be a JSON object: params are by name, for example \'{"text": "milk"}\'',
-      ExitCode.Usage,
-    );
-  }
+  // params that are JSON but not an object go on: the call gets -32602 like any other
   let timeoutMs: number | undefined;
   if (options.timeout !== undefined) {
     const seconds = Number(options.timeout);
@@ -195,6 +195,8 @@ async function callOnce(
     } catch (e) {
       if (!(e instanceof TimeoutError)) throw e;
       console.log(JSON.stringify({ code: -32000, message: e.message }, null, 2));
+      // giving up means now: no process gets the grace of a stop
+      await host.killAll("sausage call gave up (--timeout)");
       return ExitCode.Error;
     }
   } finally {
@@ -245,8 +247,9 @@ export function buildProgram(done: (code: number) => void): Command {
       `
 Exit codes: 0 ok; 1 a call failed or a command failed; 2 bad arguments;
 3 the world cannot be run (missing, run by another host, or containing proc,
-run or self); 75 a plugin called core.exit. \`sausage run\` exits with the
-component's status (134 when it trapped).
+run or self); 75 a plugin called core.exit; 130 and 143 when the console
+ends on SIGINT or SIGTERM. \`sausage run\` exits with the component's status
+(134 when it trapped); \`sausage test\` with libtest's (101 when a test failed).
 NO_COLOR=1 turns colours off.`,
     )
     .action(async (world: string | undefined, opts: { headless?: boolean; cacheDir?: string }) => {
@@ -285,8 +288,8 @@ NO_COLOR=1 turns colours off.`,
     .option("--timeout <seconds>", "give up after this many seconds")
     .option("--no-services", "do not start the services of config/boot.yaml first")
     .addOption(cacheOption())
-    .action(async (world: string, method: string, params: string | undefined, opts) => {
-      done(await callOnce(world, method, params, opts));
+    .action(async (world: string, method: string, params: string | undefined, opts, command) => {
+      done(await callOnce(world, method, params, { ...opts, cacheDir: cacheDirOf(command) }));
     });
 
   program.command("test")
@@ -298,12 +301,11 @@ NO_COLOR=1 turns colours off.`,
     .argument("[args...]", "what cargo passes: test name filters, --ignored, --list, ...")
     .addOption(cacheOption())
     .passThroughOptions()
-    .action(async (file: string, args: string[], opts: { cacheDir?: string }) => {
+    .action(async (file: string, args: string[], _opts: unknown, command: Command) => {
       try {
         const { runTests } = await import("./test_runner.ts");
-        done(
-          await runTests({ file: resolve(file), args, cacheDir: resolveCacheDir(opts.cacheDir) }),
-        );
+        const cacheDir = resolveCacheDir(cacheDirOf(command));
+        done(await runTests({ file: resolve(file), args, cacheDir }));
       } catch (e) {
         if (e instanceof Deno.errors.NotFound) fail(`no such file: ${file}`);
         fail((e as Error).message);
@@ -329,7 +331,8 @@ NO_COLOR=1 turns colours off.`,
       async (
         file: string,
         args: string[],
-        opts: { dir: string[]; env: string[]; cacheDir?: string },
+        opts: { dir: string[]; env: string[] },
+        command: Command,
       ) => {
         try {
           done(
@@ -338,7 +341,7 @@ NO_COLOR=1 turns colours off.`,
               args,
               dirs: opts.dir,
               env: opts.env,
-              cacheDir: resolveCacheDir(opts.cacheDir),
+              cacheDir: resolveCacheDir(cacheDirOf(command)),
             }),
           );
         } catch (e) {

@@ -275,9 +275,9 @@ export class Host {
     return this.#shutdown;
   }
 
-  /** Kills every process now (a second interrupt during shutdown). */
-  async killAll(): Promise<void> {
-    await this.processes.killAll("the host was interrupted twice");
+  /** Kills every process now, for `why` (a second interrupt during shutdown; a call given up). */
+  async killAll(why = "the host was interrupted twice"): Promise<void> {
+    await this.processes.killAll(why);
   }
 
   async #doShutdown(): Promise<void> {

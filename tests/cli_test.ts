@@ -104,11 +104,25 @@ Deno.test("sausage call: --timeout, params that are not an object, and a missing
   const slow = await sausage(["call", root, "probe.never", "--timeout", "0.5", ...cache]);
   assert.equal(slow.code, 1);
   assert.equal(JSON.parse(slow.stdout).message, "probe.never: no answer within 0.5 s (--timeout)");
+  // giving up kills the call's process at once, even one that would not stop
+  const spinning = await sausage(["call", root, "probe.spin", "--timeout", "0.5", ...cache]);
+  assert.equal(spinning.code, 1);
+  assert.match(JSON.parse(spinning.stdout).message, /probe\.spin: no answer within 0\.5 s/);
+  const db = new DatabaseSync(join(root, "state", "core", "journal.sqlite"), { readOnly: true });
+  try {
+    const kills = db.prepare("SELECT plugin FROM entries WHERE line = ?")
+      .all("kill: sausage call gave up (--timeout)");
+    // probe.never above, and probe.spin
+    assert.deepEqual(kills.map((k) => k.plugin), ["probe", "probe"]);
+  } finally {
+    db.close();
+  }
   const bad = await sausage(["call", root, "probe.echo", "[1]", ...cache]);
-  assert.equal(bad.code, 2);
-  assert.match(bad.stderr, /must be a JSON object/);
+  assert.equal(bad.code, 1);
+  assert.equal(JSON.parse(bad.stdout).code, -32602);
   const notJson = await sausage(["call", root, "probe.echo", "{a:1}", ...cache]);
   assert.equal(notJson.code, 2);
+  assert.match(notJson.stderr, /PARAMS is not JSON/);
   const gone = await sausage(["call", join(root, "nothing"), "probe.echo", ...cache]);
   assert.equal(gone.code, 3);
   assert.match(gone.stderr, /sausage init/);
@@ -355,5 +369,61 @@ Deno.test("without --cache-dir the components are kept in $XDG_CACHE_HOME/sausag
     assert.deepEqual(names, [hash]);
   } finally {
     await Deno.remove(xdg, { recursive: true });
+  }
+});
+
+Deno.test("without XDG_CACHE_HOME the cache is ~/.cache/sausage; --cache-dir counts before the command too", async () => {
+  const probe = await testPlugin("probe");
+  const hash = await sha256Hex(await Deno.readFile(probe));
+  const home = await Deno.makeTempDir({ prefix: "sausage-home-cache-" });
+  const env = { HOME: home, XDG_CACHE_HOME: "", DENO_DIR: await denoDir() };
+  const request = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "echo", params: { n: 1 } });
+  try {
+    const plain = await sausage(["run", probe], request + "\n", { env });
+    assert.equal(plain.code, 0, plain.stderr);
+    await Deno.stat(join(home, ".cache", "sausage", "components", hash, "meta.json"));
+    const chosen = join(home, "chosen");
+    const before = await sausage(["--cache-dir", chosen, "run", probe], request + "\n", { env });
+    assert.equal(before.code, 0, before.stderr);
+    await Deno.stat(join(chosen, "components", hash, "meta.json"));
+    const root = join(home, "world");
+    assert.equal((await sausage(["init", root], undefined, { env })).code, 0);
+    await Deno.mkdir(join(root, "plugins", "probe"));
+    await Deno.copyFile(probe, join(root, "plugins", "probe", "plugin.wasm"));
+    const other = join(home, "other");
+    const call = await sausage(["--cache-dir", other, "call", root, "probe.echo"], undefined, {
+      env,
+    });
+    assert.equal(call.code, 0, call.stderr);
+    await Deno.stat(join(other, "components", hash, "meta.json"));
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("sausage init reads no SAUSAGE_* variable: the files are the same with and without them", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "sausage-init-env-" });
+  const files = ["config/agent.yaml", "config/boot.yaml"];
+  try {
+    const plain = await sausage(["init", join(dir, "plain")]);
+    assert.equal(plain.code, 0, plain.stderr);
+    const env = {
+      SAUSAGE_MODEL: "gpt-x",
+      SAUSAGE_API_KEY: "secret",
+      SAUSAGE_BASE_URL: "http://example.invalid",
+      SAUSAGE_PROVIDER: "anthropic",
+    };
+    const set = await sausage(["init", join(dir, "set")], undefined, { env });
+    assert.equal(set.code, 0, set.stderr);
+    for (const file of files) {
+      assert.equal(
+        await Deno.readTextFile(join(dir, "set", file)),
+        await Deno.readTextFile(join(dir, "plain", file)),
+        file,
+      );
+    }
+    assert.doesNotMatch(set.stdout + set.stderr, /gpt-x|secret|example\.invalid/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
