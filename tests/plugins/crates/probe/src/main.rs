@@ -414,6 +414,24 @@ fn main() {
             let _ = std::fs::write("/state/retired.json", params.to_string());
             reply(&id, json!({"migrated": true}));
         }
+        // Answers, then sends a core.notify: too late, the core must drop it.
+        "notify_late" => {
+            reply(&id, json!("answered"));
+            send(&json!({"jsonrpc": "2.0", "method": "core.notify",
+                "params": {"name": "late", "params": {}}}));
+            eprintln!("probe: sent a notification after the answer");
+        }
+        // Takes the lock on `path`, waits until the file `go` exists, then panics holding it.
+        "locked_panic" => {
+            let path = params["path"].as_str().unwrap_or("/state/locked").to_string();
+            let go = params["go"].as_str().unwrap_or("/state/go").to_string();
+            let mut seen = Vec::new();
+            call(&mut lines, json!("lock"), "core.lock", json!({"path": path}), &mut seen);
+            while !std::path::Path::new(&go).exists() {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            panic!("probe panicked holding the lock on {path}");
+        }
         "" => eprintln!("probe: a request without a method"),
         other => reply_error(&id, -32601, &format!("probe has no method {other}")),
     }
