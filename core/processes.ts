@@ -390,13 +390,20 @@ export class ProcessManager {
 
 /** The -32002 error of a process that ended without answering. */
 export function processEndedError(process: Process, end: ProcessEnd): RpcError {
-  const how = end.reason === "exited"
-    ? `exited with status ${end.status}`
-    : `${end.reason}${end.detail ? ` (${end.detail})` : ""}`;
+  // `data.detail` is always there (PROTOCOL 3.3), also for a plain exit
+  const detail = end.detail ??
+    (end.reason === "exited" ? `it exited with status ${end.status} before it answered` : "");
+  const how = {
+    exited: `exited with status ${end.status}`,
+    trapped: "crashed",
+    killed: "was killed",
+    failed: "could not start",
+  }[end.reason];
+  const why = end.reason !== "exited" && detail ? ` (${detail})` : "";
   return new RpcError(
     ErrorCode.ProcessEnded,
-    `${process.plugin}.${process.method}: the process ${process.pid} ended without an answer: it ${how}`,
-    { pid: process.pid, status: end.status, reason: end.reason, detail: end.detail, log: end.log },
+    `${process.plugin}.${process.method}: the process ${process.pid} ended without an answer: it ${how}${why}`,
+    { pid: process.pid, status: end.status, reason: end.reason, detail, log: end.log },
   );
 }
 

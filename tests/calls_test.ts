@@ -9,6 +9,14 @@ import type { Request } from "../core/jsonrpc.ts";
 import { eventually, startWorld } from "./world.ts";
 
 type AnyRecord = Record<string, unknown>;
+/** `data` of -32002 (PROTOCOL 3.3). */
+type EndedData = {
+  pid: string;
+  status: number | null;
+  reason: string;
+  detail: string;
+  log: string[];
+};
 
 Deno.test("a call starts a process that gets its PID as request ID, and the answer returns with the caller's ID", async () => {
   await using w = await startWorld();
@@ -130,18 +138,31 @@ Deno.test("a crash before the answer is -32002 with the status and the last jour
   await using w = await startWorld();
   const panic = await w.request("probe.panic", {});
   assert.equal(panic.error?.code, -32002);
-  const data = panic.error!.data as { status: unknown; reason: string; log: string[] };
+  const data = panic.error!.data as EndedData;
+  assert.deepEqual(Object.keys(data).sort(), ["detail", "log", "pid", "reason", "status"]);
   assert.equal(data.status, null);
   assert.equal(data.reason, "trapped");
+  assert.match(data.detail, /\S/);
   assert.ok(data.log.some((l) => l.includes("probe panicked on purpose")));
+  assert.match(
+    panic.error!.message,
+    /^probe\.panic: the process probe-\S+ ended without an answer: it crashed \(/,
+  );
 
-  const exit1 = await w.request("probe.exit", { code: 1 });
-  assert.equal(exit1.error?.code, -32002);
-  assert.equal((exit1.error!.data as AnyRecord).status, 1);
-
-  const exit0 = await w.request("probe.exit", { code: 0 });
-  assert.equal(exit0.error?.code, -32002);
-  assert.equal((exit0.error!.data as AnyRecord).status, 0);
+  for (const code of [1, 0]) {
+    const exit = await w.request("probe.exit", { code });
+    assert.equal(exit.error?.code, -32002);
+    const data = exit.error!.data as EndedData;
+    // PROTOCOL 3.3: the same fields for every reason, `detail` included
+    assert.deepEqual(Object.keys(data).sort(), ["detail", "log", "pid", "reason", "status"]);
+    assert.equal(data.status, code);
+    assert.equal(data.reason, "exited");
+    assert.equal(data.detail, `it exited with status ${code} before it answered`);
+    assert.match(
+      exit.error!.message,
+      new RegExp(`ended without an answer: it exited with status ${code}$`),
+    );
+  }
 });
 
 Deno.test("the core reads stdout to the end before it decides -32002", async () => {
@@ -189,17 +210,47 @@ Deno.test("a second request with an ID in flight gets -32600, even in the same b
 
 Deno.test("a notification to plugin.method starts an attached process, and nobody gets a result", async () => {
   await using w = await startWorld();
-  await w.call("probe.notify_plugin", {
-    method: "probe.log",
-    params: { lines: 1, text: "from-notification" },
+  const delivered: unknown[] = [];
+  const peer = w.host.client("console");
+  const answered = new Promise<void>((resolve) => {
+    peer.deliver = (m) => {
+      delivered.push(m);
+      resolve();
+    };
   });
+  peer.send({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "probe.notify_plugin",
+    params: { method: "probe.log", params: { lines: 1, text: "from-notification" } },
+  });
+  await answered;
   await eventually(() => w.host.journal.query({ grep: "^from-notification" }).length === 1);
   const started = w.host.journal.query({ grep: "^start log" });
   assert.equal(started.length, 1);
-  // its answer had no caller: it is dropped, never delivered
   await eventually(() =>
     w.host.journal.query({ pid: started[0].pid!, grep: "^exit" }).length === 1
   );
+  // its answer had no caller: only the caller's own answer reached the console
+  assert.deepEqual(delivered, [{ jsonrpc: "2.0", id: 1, result: "sent" }]);
+});
+
+Deno.test("the process a notification starts is attached to the caller, and stops when the caller ends", async () => {
+  await using w = await startWorld();
+  // `linger` stays until EOF, then its stop hook writes the file
+  await w.call("probe.notify_plugin", {
+    method: "probe.linger",
+    params: { hook_file: "/state/hook.txt" },
+  });
+  const caller = w.host.journal.query({ grep: "^start notify_plugin" })[0].pid!;
+  await eventually(() => w.host.journal.query({ grep: "^start linger" }).length === 1);
+  const child = w.host.journal.query({ grep: "^start linger" })[0].pid!;
+  // the caller answered and ended; its attached child was stopped because of that
+  await eventually(() => w.host.journal.query({ pid: child, grep: "^exit" }).length === 1);
+  const stops = w.host.journal.query({ pid: child, grep: "^stop: " }).map((e) => e.line);
+  assert.deepEqual(stops, [`stop: its parent ${caller} ended`]);
+  assert.equal(await Deno.readTextFile(join(w.root, "state", "hook.txt")), "stopped");
+  assert.equal(w.host.processes.list().length, 0);
 });
 
 Deno.test("core.call with detach, as a request: the result returns, and the process outlives its caller", async () => {
@@ -252,15 +303,33 @@ Deno.test("core.notify reaches the caller with the caller's request ID, and not 
     assert.equal((n.params as AnyRecord).call, 1);
     assert.equal((n.params as AnyRecord).name, "progress");
   }
+
+  // a core.notify sent after the answer is dropped: the caller sees the answer and nothing else
+  const delivered: unknown[] = [];
+  const peer = w.host.client("console");
+  peer.deliver = (m) => delivered.push(m);
+  peer.send({ jsonrpc: "2.0", id: "late", method: "probe.notify_late", params: {} });
+  await eventually(() => w.host.journal.query({ grep: "^start notify_late" }).length === 1);
+  const pid = w.host.journal.query({ grep: "^start notify_late" })[0].pid!;
+  // the process wrote the notification before it ended, and the core reads stdout to the end
+  await eventually(() => w.host.journal.query({ pid, grep: "^exit" }).length === 1);
+  assert.ok(w.host.journal.query({ pid, grep: "sent a notification after the answer" }).length);
+  await new Promise((r) => setTimeout(r, 50)); // room for a wrong delivery to show up
+  assert.deepEqual(delivered, [{ jsonrpc: "2.0", id: "late", result: "answered" }]);
 });
 
-Deno.test("a stdout line over 16 MiB kills the process and the journal says why", async () => {
+Deno.test("a stdout line of 400 MiB is cut at 16 MiB: the process is killed, the journal says why, the host's memory stays bounded", async () => {
   await using w = await startWorld();
-  const r = await w.request("probe.huge_line", { mb: 20 });
+  const before = Deno.memoryUsage().rss;
+  const r = await w.request("probe.huge_line", { mb: 400 });
+  const grown = Deno.memoryUsage().rss - before;
   assert.equal(r.error?.code, -32002);
-  const data = r.error!.data as { reason: string; detail: string };
+  const data = r.error!.data as EndedData;
   assert.equal(data.reason, "killed");
   assert.match(data.detail, /16 MiB/);
+  assert.match(r.error!.message, /ended without an answer: it was killed \(.*16 MiB/);
+  // the host holds at most about one capped line, never the 400 MiB
+  assert.ok(grown < 200 * 2 ** 20, `the host grew by ${Math.round(grown / 2 ** 20)} MiB`);
   const pid = (r.error!.data as { pid: string }).pid;
   assert.ok(w.host.journal.query({ pid, grep: "16 MiB" }).length >= 1);
   // the host is fine afterwards
