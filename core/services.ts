@@ -80,6 +80,8 @@ export class Services {
   readonly #processes: ProcessManager;
   readonly #journal: Journal;
   readonly #byPid = new Map<string, Running>();
+  /** Old service processes whose end starts the service again (an upgrade). */
+  readonly #restartOnEnd = new Set<string>();
   #nextId = 1;
   /** Told about each service that failed or became ready. */
   onProgress?: (text: string) => void;
@@ -105,10 +107,11 @@ export class Services {
    */
   restartWhenEnded(process: Process): void {
     const running = this.#byPid.get(process.pid);
-    if (!running) return;
+    if (!running || this.#restartOnEnd.has(process.pid)) return;
+    this.#restartOnEnd.add(process.pid);
     process.ended.then(() => {
       this.#byPid.delete(process.pid);
-      if (!this.#processes.accepting) return;
+      if (!this.#restartOnEnd.delete(process.pid) || !this.#processes.accepting) return;
       this.#journal.event(
         null,
         null,
@@ -116,6 +119,11 @@ export class Services {
       );
       this.#start(running);
     });
+  }
+
+  /** The process's version is current again (a revert): it serves on, and is not restarted. */
+  cancelRestart(process: Process): void {
+    this.#restartOnEnd.delete(process.pid);
   }
 
   async #start(running: Running): Promise<void> {

@@ -21,13 +21,24 @@ export const DEFAULT_GRACE_SECONDS = 60;
 
 const short = (hash: string | undefined) => hash ? hash.slice(0, 12) : "none";
 
+/** A process of a version that is no longer current, in its grace period. */
+interface Leaving {
+  process: Process;
+  timer: ReturnType<typeof setTimeout>;
+}
+
 /** Runs upgrades. */
 export class Upgrades {
   readonly #processes: ProcessManager;
   readonly #discovery: Discovery;
   readonly #services: Services;
   readonly #journal: Journal;
-  readonly #timers = new Set<ReturnType<typeof setTimeout>>();
+  /** Old processes by ID: each gets one grace period, however many upgrades follow. */
+  readonly #leaving = new Map<string, Leaving>();
+  /** `plugin\0version` of the versions whose retirement is awaited, so each is retired once. */
+  readonly #retiring = new Set<string>();
+  /** The current version of each upgraded plugin: the one `rpc.retired` goes to. */
+  readonly #current = new Map<string, LoadedComponent>();
 
   constructor(deps: {
     processes: ProcessManager;
@@ -53,42 +64,67 @@ export class Upgrades {
   /** A plugin's current version became `next` (it was `previous`). */
   upgraded(plugin: string, previous: string | undefined, next: LoadedComponent): void {
     if (previous === undefined) return; // the first version seen: nothing to retire
+    this.#current.set(plugin, next);
     this.#journal.event(
       null,
       plugin,
       `upgrade ${plugin}: ${short(previous)} → ${short(next.hash)}`,
     );
     this.#discovery.discover(plugin, next).catch(() => {}); // for the graph and the next upgrade
-    const old = this.#processes.list().filter((p) =>
-      p.plugin === plugin && p.version !== next.hash
-    );
+    const mine = this.#processes.list().filter((p) => p.plugin === plugin);
+    // a revert can make a leaving version current again: its processes stay
+    for (const p of mine.filter((p) => p.version === next.hash)) this.#stay(p);
     const byVersion = new Map<string, Process[]>();
-    for (const p of old) byVersion.set(p.version, [...(byVersion.get(p.version) ?? []), p]);
-    for (const [version, processes] of byVersion) {
-      const grace = this.graceSeconds(version);
-      for (const p of processes) {
-        this.#services.restartWhenEnded(p);
-        const timer = setTimeout(() => {
-          this.#timers.delete(timer);
-          this.#processes.stop(p, `upgrade of ${plugin}: its grace period of ${grace} s ended`);
-        }, grace * 1000);
-        this.#timers.add(timer);
-        p.ended.then(() => clearTimeout(timer));
-      }
-      Promise.all(processes.map((p) => p.ended)).then(() => this.#retire(plugin, version, next));
+    for (const p of mine.filter((p) => p.version !== next.hash)) {
+      byVersion.set(p.version, [...(byVersion.get(p.version) ?? []), p]);
+      if (!this.#leaving.has(p.pid)) this.#leave(plugin, p);
     }
-    if (!byVersion.has(previous)) this.#retire(plugin, previous, next);
+    for (const [version, processes] of byVersion) {
+      const key = `${plugin}\0${version}`;
+      if (this.#retiring.has(key)) continue; // already awaited since an earlier upgrade
+      this.#retiring.add(key);
+      Promise.all(processes.map((p) => p.ended)).then(() => {
+        this.#retiring.delete(key);
+        this.#retire(plugin, version);
+      });
+    }
+    if (!byVersion.has(previous)) this.#retire(plugin, previous);
+  }
+
+  /** An old process gets its grace period, and a service comes back when it ends. */
+  #leave(plugin: string, p: Process): void {
+    const grace = this.graceSeconds(p.version);
+    this.#services.restartWhenEnded(p);
+    const timer = setTimeout(() => {
+      this.#leaving.delete(p.pid);
+      this.#processes.stop(p, `upgrade of ${plugin}: its grace period of ${grace} s ended`);
+    }, grace * 1000);
+    this.#leaving.set(p.pid, { process: p, timer });
+    p.ended.then(() => {
+      clearTimeout(timer);
+      this.#leaving.delete(p.pid);
+    });
+  }
+
+  /** A process whose version is current again: no grace period, no restart. */
+  #stay(p: Process): void {
+    const leaving = this.#leaving.get(p.pid);
+    if (!leaving) return;
+    clearTimeout(leaving.timer);
+    this.#leaving.delete(p.pid);
+    this.#services.cancelRestart(p);
   }
 
   /** Stops the grace timers (host shutdown stops the processes anyway). */
   close(): void {
-    for (const t of this.#timers) clearTimeout(t);
-    this.#timers.clear();
+    for (const { timer } of this.#leaving.values()) clearTimeout(timer);
+    this.#leaving.clear();
   }
 
-  /** The last process of `previous` has ended: tell the current version. */
-  async #retire(plugin: string, previous: string, next: LoadedComponent): Promise<void> {
-    if (!this.#processes.accepting) return;
+  /** The last process of `previous` has ended: tell the version that is current now. */
+  async #retire(plugin: string, previous: string): Promise<void> {
+    const next = this.#current.get(plugin);
+    if (!this.#processes.accepting || !next || next.hash === previous) return;
     const answered = Promise.withResolvers<Message>();
     const core: Peer = { name: "core", alive: true, deliver: (m) => answered.resolve(m) };
     try {

@@ -101,6 +101,64 @@ Deno.test("a service comes back on the new version when its old process has ende
   assert.equal(w.host.journal.query({ grep: "starting again after the upgrade" }).length, 1);
 });
 
+Deno.test("two upgrades in one grace period: the service comes back once, on the newest version; each old version is retired once", async () => {
+  const tag = crypto.randomUUID();
+  await using w = await startWorld({
+    wasm: { probe: await probeVariant(`twice-a-${tag}`) },
+    files: {
+      "config/boot.yaml": "- method: probe.linger\n  params: {}\n",
+      "state/probe-discover.json": grace1.replace('"x-sausage-grace":1', '"x-sausage-grace":2'),
+    },
+  });
+  await w.host.servicesStarted;
+  const [service] = w.host.processes.list();
+  const a = service.version;
+  await install(w, await probeVariant(`twice-b-${tag}`));
+  await eventually(() => w.host.journal.query({ grep: "^upgrade probe" }).length === 1, 5000);
+  const b = w.host.versions.known("probe")!.hash;
+  await install(w, await probeVariant(`twice-c-${tag}`));
+  await eventually(() => w.host.journal.query({ grep: "^upgrade probe" }).length === 2, 5000);
+  const c = w.host.versions.known("probe")!.hash;
+  assert.equal(service.state, "running", "the old service is still in its grace period");
+  await service.ended;
+  await eventually(() => w.host.journal.query({ grep: "^rpc.retired" }).length === 2);
+  const retired = w.host.journal.query({ grep: "^rpc.retired" }).map((e) =>
+    e.line.match(/"previous": "([0-9a-f]{12})/)![1]
+  ).sort();
+  assert.deepEqual(retired, [a, b].map((h) => h.slice(0, 12)).sort());
+  await eventually(() => w.host.processes.list().some((p) => p.method === "linger"));
+  // give a second restart the time it would need to show itself
+  await new Promise((r) => setTimeout(r, 500));
+  const lingering = w.host.processes.list().filter((p) => p.method === "linger");
+  assert.deepEqual(lingering.map((p) => p.version), [c]);
+  assert.equal(w.host.journal.query({ grep: "starting again after the upgrade" }).length, 1);
+  assert.equal(w.host.journal.query({ grep: "^rpc.retired" }).length, 2);
+});
+
+Deno.test("back to the old version within its grace period: its processes stay, and it is not retired", async () => {
+  const tag = crypto.randomUUID();
+  const first = await probeVariant(`back-a-${tag}`);
+  await using w = await startWorld({
+    wasm: { probe: first },
+    files: { "state/probe-discover.json": grace1 },
+  });
+  await w.host.discovery.discover("probe", await w.host.versions.current("probe"));
+  await w.call("probe.linger", { hook_file: "/back-stopped.txt" });
+  const [lingering] = w.host.processes.list();
+  await install(w, await probeVariant(`back-b-${tag}`));
+  await eventually(() => w.host.journal.query({ grep: "^upgrade probe" }).length === 1, 5000);
+  const b = w.host.versions.known("probe")!.hash;
+  await install(w, first);
+  await eventually(() => w.host.journal.query({ grep: "^upgrade probe" }).length === 2, 5000);
+  assert.equal(w.host.versions.known("probe")!.hash, lingering.version);
+  // past the grace period of 1 s, the process of the current version runs on
+  await new Promise((r) => setTimeout(r, 2000));
+  assert.equal(lingering.state, "running");
+  const retired = w.host.journal.query({ grep: "^rpc.retired" }).map((e) => e.line);
+  assert.equal(retired.length, 1, retired.join("\n"));
+  assert.match(retired[0], new RegExp(`"previous": "${b.slice(0, 12)}`));
+});
+
 Deno.test("a long call finishes on the old version during the grace period", async () => {
   const tag = crypto.randomUUID();
   await using w = await startWorld({
