@@ -21,7 +21,7 @@ import { ErrorCode, RpcError } from "../core/jsonrpc.ts";
 import type { NativeContext, NativePlugin } from "../core/native.ts";
 import { pluginNameProblem } from "../core/names.ts";
 import { findWasmToolchain, ToolchainMissing, WASM_TARGET } from "../core/toolchain.ts";
-import { sdkForBuild, SdkMissing } from "./sdk.ts";
+import { sdkForBuild, SdkUnusable } from "./sdk.ts";
 import type { World } from "../core/world.ts";
 
 /** What the builder needs from the host. */
@@ -185,7 +185,7 @@ async function prepare(o: BuilderOptions, params: Record<string, unknown>): Prom
   try {
     sdk = await sdkForBuild(join(o.world.pluginDir("cargo"), "sdk"), o.cacheDir);
   } catch (e) {
-    if (e instanceof SdkMissing) throw buildFailed("finding the SDK", e.message);
+    if (e instanceof SdkUnusable) throw buildFailed("finding the SDK", e.message);
     throw e;
   }
   const buildsDir = join(o.world.stateDir, "cargo", "builds");

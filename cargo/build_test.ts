@@ -149,6 +149,31 @@ mod mark {
   assert.match(data.output, /no SDK at \/plugins\/cargo\/sdk\/.*sausage init/);
 });
 
+Deno.test("a file in place of /plugins/cargo/sdk, or an SDK over the size cap, is -32004 (finding the SDK)", async () => {
+  await using w = await startWorld();
+  await writeSource(w, "nosdk");
+  const sdk = join(w.root, "plugins", "cargo", "sdk");
+  {
+    using file = await Deno.open(join(sdk, "sausage-plugin", "big.bin"), {
+      write: true,
+      create: true,
+    });
+    await file.truncate(65 * 1024 * 1024);
+  }
+  const large = (await build(w, "nosdk")).response;
+  assert.equal(large.error?.code, -32004, JSON.stringify(large.error));
+  assert.equal((large.error!.data as { step: string }).step, "finding the SDK");
+  assert.match((large.error!.data as { output: string }).output, /more than 64 MiB/);
+
+  await Deno.remove(sdk, { recursive: true });
+  await Deno.writeTextFile(sdk, "not a folder");
+  const file = (await build(w, "nosdk")).response;
+  assert.equal(file.error?.code, -32004, JSON.stringify(file.error));
+  const data = file.error!.data as { step: string; output: string };
+  assert.equal(data.step, "finding the SDK");
+  assert.match(data.output, /\/plugins\/cargo\/sdk is not a folder.*sausage init/);
+});
+
 /** The processes (ID and command line) that work in the shared build folders. */
 async function buildProcesses(): Promise<Map<number, string>> {
   const { stdout } = await new Deno.Command("ps", { args: ["-eo", "pid=,args="], stdout: "piped" })

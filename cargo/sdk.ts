@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { dirname, join, relative } from "node:path";
+import { dirname, join, relative, sep as SEP } from "node:path";
 import { sha256Hex } from "../core/components/cache.ts";
 
 /** The crates of the SDK, as folders of `sdk/`. */
@@ -38,7 +38,7 @@ async function readTree(root: string, dir: string, files: Map<string, Uint8Array
         const data = await Deno.readFile(path);
         bytes += data.length;
         if (bytes > MAX_SDK_BYTES) {
-          throw new Error(`${root} holds more than ${MAX_SDK_BYTES >> 20} MiB of files`);
+          throw new TooLarge(`more than ${MAX_SDK_BYTES >> 20} MiB of files`);
         }
         files.set(relative(root, path), data);
       }
@@ -84,24 +84,73 @@ export async function sdkVersion(files: Map<string, Uint8Array>): Promise<string
 }
 
 /**
- * Writes the SDK to `dest` (files that differ are replaced; others are left
- * alone). Returns the number of files written.
+ * Makes `dest` a mirror of the SDK: files that differ are replaced, files
+ * that are not part of it are removed (so a build's warning about an edited
+ * SDK ends with a host start). `target/` and dot files are left alone: they
+ * hold build output and tools' state, never what a build reads. Returns the
+ * number of files written or removed.
  */
 export async function installSdk(dest: string, files?: Map<string, Uint8Array>): Promise<number> {
   const sdk = files ?? await sdkFiles();
-  let written = 0;
+  let changed = 0;
+  try {
+    // a file or a link where the folder belongs is not the SDK
+    if (!(await Deno.lstat(dest)).isDirectory) {
+      await Deno.remove(dest);
+      changed++;
+    }
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  changed += await prune(dest, dest, sdk);
   for (const [path, bytes] of sdk) {
     const target = join(dest, path);
     try {
-      if (sameBytes(await Deno.readFile(target), bytes)) continue;
-    } catch {
-      // not there yet
+      const info = await Deno.lstat(target);
+      // a link is replaced, never written through to what it points to
+      if (info.isFile && sameBytes(await Deno.readFile(target), bytes)) continue;
+      await Deno.remove(target, { recursive: true });
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
     }
     await Deno.mkdir(dirname(target), { recursive: true });
     await Deno.writeFile(target, bytes);
-    written++;
+    changed++;
   }
-  return written;
+  return changed;
+}
+
+/**
+ * Removes what under `dir` is not a file of `sdk` (nor a folder holding one),
+ * except `target/` and dot entries. Returns the number removed.
+ */
+async function prune(root: string, dir: string, sdk: Map<string, Uint8Array>): Promise<number> {
+  let removed = 0;
+  let entries: Deno.DirEntry[];
+  try {
+    entries = await Array.fromAsync(Deno.readDir(dir));
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return 0;
+    throw e;
+  }
+  for (const e of entries) {
+    if (e.name.startsWith(".") || e.name === "target") continue;
+    const path = join(dir, e.name);
+    const rel = relative(root, path);
+    if (e.isDirectory && hasUnder(sdk, rel)) {
+      removed += await prune(root, path, sdk);
+    } else if (!(e.isFile && sdk.has(rel)) && !(e.isDirectory && hasUnder(sdk, rel))) {
+      await Deno.remove(path, { recursive: true });
+      removed++;
+    }
+  }
+  return removed;
+}
+
+function hasUnder(sdk: Map<string, Uint8Array>, folder: string): boolean {
+  const prefix = folder + SEP;
+  for (const path of sdk.keys()) if (path.startsWith(prefix)) return true;
+  return false;
 }
 
 /** The SDK the host ships, in the cache (installed when missing); its folder. */
@@ -131,8 +180,15 @@ export interface BuildSdk {
   changed: string[];
 }
 
-/** The world's `/plugins/cargo/sdk/` has no `sausage-plugin` crate. */
-export class SdkMissing extends Error {}
+/** The world's `/plugins/cargo/sdk/` cannot be built against; the message says why and the fix. */
+export class SdkUnusable extends Error {
+  override name = "SdkUnusable";
+}
+
+/** An SDK folder over {@linkcode MAX_SDK_BYTES}. */
+class TooLarge extends Error {}
+
+const REINSTALL = "restart the host or run `sausage init WORLD`, which install it again";
 
 /**
  * The SDK a build uses: the files at `worldSdk` (`/plugins/cargo/sdk/`) as
@@ -144,17 +200,29 @@ export async function sdkForBuild(worldSdk: string, cacheDir: string): Promise<B
   try {
     await readTree(worldSdk, worldSdk, files);
   } catch (e) {
+    if (e instanceof Deno.errors.NotADirectory) {
+      throw new SdkUnusable(
+        `/plugins/cargo/sdk is not a folder (a file is in its place): ${REINSTALL}`,
+      );
+    }
+    if (e instanceof TooLarge) {
+      throw new SdkUnusable(
+        `/plugins/cargo/sdk/ holds ${e.message} (outside target/ and dot folders), more than an ` +
+          `SDK does: remove what was added there, or ${REINSTALL}`,
+      );
+    }
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }
   if (!files.has(join("sausage-plugin", "Cargo.toml"))) {
-    throw new SdkMissing(
-      "there is no SDK at /plugins/cargo/sdk/ (sausage-plugin/Cargo.toml is missing): " +
-        "restart the host or run `sausage init WORLD`, which install it again",
+    throw new SdkUnusable(
+      `there is no SDK at /plugins/cargo/sdk/ (sausage-plugin/Cargo.toml is missing): ${REINSTALL}`,
     );
   }
   const shipped = await sdkFiles();
-  const changed = [...files].filter(([path, data]) => !sameBytes(shipped.get(path), data))
-    .map(([path]) => path).sort();
+  const changed = [
+    ...[...files].filter(([path, data]) => !sameBytes(shipped.get(path), data)).map(([p]) => p),
+    ...[...shipped.keys()].filter((path) => !files.has(path)).map((p) => `${p} (missing)`),
+  ].sort();
   return { dir: await sdkInCache(cacheDir, files), changed };
 }
 
