@@ -93,12 +93,21 @@ Deno.test("host shutdown starts nothing new and stops every process in parallel"
   try {
     await w.call("probe.linger", { hook_file: "/a.txt" });
     await w.call("probe.linger", { hook_file: "/b.txt" });
-    await w.call("probe.stubborn");
-    await waitFor(w, "stubborn");
+    // three that ignore EOF: each is killed after 5 s, so stopping them one by one takes 15 s
+    for (let i = 0; i < 3; i++) await w.call("probe.stubborn");
+    const stubborn = await waitFor(w, "stubborn", 3);
+    assert.equal(stubborn.length, 3);
     const started = performance.now();
-    await w.host.shutdown();
+    const shutdown = w.host.shutdown();
+    await eventually(() => !w.host.processes.accepting);
+    const refused = await w.request("probe.echo", {});
+    assert.equal(refused.error?.code, -32000);
+    assert.match(refused.error!.message, /shutting down/);
+    await shutdown;
     const took = performance.now() - started;
-    assert.ok(took < 9000, `shutdown took ${took} ms`);
+    // parallel: one grace period of 5 s; the bound leaves room for a loaded machine
+    assert.ok(took >= 4900 && took < 9000, `shutdown took ${Math.round(took)} ms`);
+    for (const p of stubborn) assert.equal((await p.ended).reason, "killed");
     assert.ok(existsSync(join(w.root, "a.txt")) && existsSync(join(w.root, "b.txt")));
     assert.equal(w.host.processes.list().length, 0);
   } finally {
