@@ -4,9 +4,11 @@
  * compiled to a component and run by the host), so the file and the macro
  * can never differ.
  *
- * The generator is built once per SDK version with the `wasm32-wasip2`
+ * The generator comes from the same SDK copy a build compiles `import!`
+ * with: the world's `/plugins/cargo/sdk/`, copied into the cache by hash
+ * (`sdkForBuild`). It is built once per SDK version with the `wasm32-wasip2`
  * toolchain, into the cache; without a toolchain the file says what to
- * install.
+ * install. After an edit of the world's SDK, the files are made again.
  *
  * @module
  */
@@ -14,33 +16,56 @@ import { join } from "node:path";
 import type { ComponentCache } from "../core/components/cache.ts";
 import type { WorkerPool } from "../core/pool.ts";
 import { findWasmToolchain, WASM_TARGET } from "../core/toolchain.ts";
-import { cachedSdk } from "./sdk.ts";
+import { cachedSdk, sdkFingerprint, sdkForBuild } from "./sdk.ts";
 
 /** Makes and keeps the client code of plugins, by document. */
 export class ClientCode {
   readonly #cacheDir: string;
   readonly #cache: ComponentCache;
   readonly #pool: WorkerPool;
+  readonly #worldSdk: string | undefined;
+  /** Texts by SDK state, plugin and document. */
   readonly #texts = new Map<string, string>();
-  #generator: Promise<Uint8Array> | undefined;
+  /** The state of the world's SDK the texts were made with (sizes and times of its files). */
+  #fingerprint = "";
+  /** Generator components by SDK folder in the cache. */
+  readonly #generators = new Map<string, Promise<Uint8Array>>();
   #queue: Promise<unknown> = Promise.resolve();
 
-  constructor(deps: { cacheDir: string; cache: ComponentCache; pool: WorkerPool }) {
+  /**
+   * `worldSdk` is the world's `/plugins/cargo/sdk/` on the host, the SDK
+   * `cargo.build` compiles against; without it, the SDK the host ships.
+   */
+  constructor(
+    deps: { cacheDir: string; cache: ComponentCache; pool: WorkerPool; worldSdk?: string },
+  ) {
     this.#cacheDir = deps.cacheDir;
     this.#cache = deps.cache;
     this.#pool = deps.pool;
+    this.#worldSdk = deps.worldSdk;
   }
 
-  /** The code for a plugin's document, when it was made. */
+  /** The key of a text: texts made from an SDK that has changed since are never given. */
+  #key(plugin: string, documentHash: string): string {
+    const fingerprint = this.#worldSdk === undefined ? "" : sdkFingerprint(this.#worldSdk);
+    if (fingerprint !== this.#fingerprint) {
+      this.#fingerprint = fingerprint;
+      this.#texts.clear();
+    }
+    return `${fingerprint}\0${plugin}:${documentHash}`;
+  }
+
+  /** The code for a plugin's document, when it was made from the SDK as it is now. */
   text(plugin: string, documentHash: string): string | undefined {
-    return this.#texts.get(`${plugin}:${documentHash}`);
+    return this.#texts.get(this.#key(plugin, documentHash));
   }
 
   /** Makes the code for a document in the background (one at a time). */
   generate(plugin: string, documentHash: string, document: unknown): Promise<void> {
-    const key = `${plugin}:${documentHash}`;
-    if (this.#texts.has(key)) return Promise.resolve();
+    if (this.#texts.has(this.#key(plugin, documentHash))) return Promise.resolve();
     const job = this.#queue.then(async () => {
+      // the SDK's state before it is read: an edit meanwhile makes the text again on the next read
+      const key = this.#key(plugin, documentHash);
       if (this.#texts.has(key)) return;
       try {
         this.#texts.set(key, await this.#run(plugin, JSON.stringify(document)));
@@ -57,10 +82,18 @@ export class ClientCode {
     return job;
   }
 
-  /** The generator component, built from the shipped SDK on first use. */
-  #component(): Promise<Uint8Array> {
-    this.#generator ??= (async () => {
-      const sdk = await cachedSdk(this.#cacheDir);
+  /** The SDK folder in the cache that builds use now: the world's, or else the shipped one. */
+  async #sdk(): Promise<string> {
+    if (this.#worldSdk === undefined) return await cachedSdk(this.#cacheDir);
+    return (await sdkForBuild(this.#worldSdk, this.#cacheDir)).dir;
+  }
+
+  /** The generator component of the SDK builds use, built on first use. */
+  async #component(): Promise<Uint8Array> {
+    const sdk = await this.#sdk();
+    let generator = this.#generators.get(sdk);
+    if (generator) return await generator;
+    generator = (async () => {
       const wasm = join(sdk, "sausage-plugin-codegen.wasm");
       try {
         return await Deno.readFile(wasm);
@@ -91,8 +124,9 @@ export class ClientCode {
       await Deno.copyFile(built, wasm);
       return await Deno.readFile(wasm);
     })();
-    this.#generator.catch(() => this.#generator = undefined); // try again next time
-    return this.#generator;
+    this.#generators.set(sdk, generator);
+    generator.catch(() => this.#generators.delete(sdk)); // try again next time
+    return await generator;
   }
 
   async #run(plugin: string, document: string): Promise<string> {

@@ -12,7 +12,11 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { findWasmToolchain } from "../core/toolchain.ts";
 import { plugin } from "../sdk/build.ts";
-import { eventually, startWorld, type TestWorld } from "../tests/world.ts";
+import { eventually, startWorld, TEST_CACHE_DIR, type TestWorld } from "../tests/world.ts";
+import { ComponentCache } from "../core/components/cache.ts";
+import { WorkerPool } from "../core/pool.ts";
+import { ClientCode } from "./client_code.ts";
+import { installSdk, sdkForBuild } from "./sdk.ts";
 
 const SDK = new URL("../sdk/", import.meta.url).pathname;
 
@@ -165,4 +169,67 @@ Deno.test("client.rs is the generator's text of discover.json, and a plugin that
   );
   assert.deepEqual(refused[0].error, refused[1].error);
   assert.deepEqual(await w.call("notes.list"), ["milk", "eggs"]);
+});
+
+/** A document of one method, for a provider named `demo`. */
+const DEMO = {
+  openrpc: "1.2.6",
+  info: { title: "demo", version: "0.1.0" },
+  methods: [{
+    name: "ping",
+    summary: "Answer pong.",
+    paramStructure: "by-name",
+    params: [],
+    result: { name: "Pong", schema: { type: "string" } },
+  }],
+};
+
+Deno.test("client.rs comes from the world's SDK, the one builds use: an edit of its generator shows, and a host start's install undoes it", async () => {
+  const root = await Deno.makeTempDir({ prefix: "sausage-client-sdk-" });
+  const worldSdk = join(root, "sdk");
+  await installSdk(worldSdk);
+  const cache = new ComponentCache(TEST_CACHE_DIR);
+  const pool = new WorkerPool({
+    size: 1,
+    permissions: { read: [TEST_CACHE_DIR], write: [], net: false },
+  });
+  await pool.start();
+  try {
+    const code = new ClientCode({ cacheDir: TEST_CACHE_DIR, cache, pool, worldSdk });
+    const make = async () => {
+      await code.generate("demo", "v1", DEMO);
+      return code.text("demo", "v1")!;
+    };
+    const shipped = await make();
+    assert.match(shipped, /fn ping/, shipped);
+    assert.doesNotMatch(shipped, /this world's generator/);
+
+    // the world's sausage-plugin-codegen, as an agent may edit it
+    const lib = join(worldSdk, "sausage-plugin-codegen", "src", "lib.rs");
+    const text = await Deno.readTextFile(lib);
+    await Deno.writeTextFile(
+      lib,
+      text.replace("pub fn generate(document_json", "fn generate_shipped(document_json") +
+        `
+/// The shipped generator's code, marked.
+pub fn generate(document_json: &str, provider_name: &str) -> Result<String, Error> {
+    generate_shipped(document_json, provider_name).map(|c| format!("// this world's generator\\n{c}"))
+}
+`,
+    );
+    // what was made before the edit is not given
+    assert.equal(code.text("demo", "v1"), undefined);
+    const edited = await make();
+    assert.match(edited, /^\/\/ this world's generator\n/, edited);
+    // the build's SDK is the same copy the generator was built from
+    const { dir } = await sdkForBuild(worldSdk, TEST_CACHE_DIR);
+    assert.ok(await Deno.stat(join(dir, "sausage-plugin-codegen.wasm")));
+
+    await installSdk(worldSdk);
+    assert.equal(await make(), shipped);
+  } finally {
+    pool.close();
+    cache.close();
+    await Deno.remove(root, { recursive: true });
+  }
 });

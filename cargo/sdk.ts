@@ -226,6 +226,39 @@ export async function sdkForBuild(worldSdk: string, cacheDir: string): Promise<B
   return { dir: await sdkInCache(cacheDir, files), changed };
 }
 
+/**
+ * The state of an SDK folder as the paths, sizes and modification times of
+ * the files a build reads: cheap enough to check on each read of a
+ * `client.rs`, and it changes with any edit.
+ */
+export function sdkFingerprint(dir: string): string {
+  const parts: string[] = [];
+  const walk = (dir: string) => {
+    let entries: Deno.DirEntry[];
+    try {
+      entries = [...Deno.readDirSync(dir)];
+    } catch (e) {
+      parts.push(`${dir}: ${(e as Error).name}`);
+      return;
+    }
+    for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+      if (SKIPPED.has(e.name) || e.name.startsWith(".")) continue;
+      const path = join(dir, e.name);
+      if (e.isDirectory) walk(path);
+      else if (e.isFile) {
+        try {
+          const info = Deno.statSync(path);
+          parts.push(`${path}\0${info.size}\0${info.mtime?.getTime()}`);
+        } catch {
+          parts.push(`${path}\0gone`);
+        }
+      }
+    }
+  };
+  walk(dir);
+  return parts.join("\n");
+}
+
 function sameBytes(a: Uint8Array | undefined, b: Uint8Array): boolean {
   return a !== undefined && a.length === b.length && a.every((x, i) => x === b[i]);
 }
