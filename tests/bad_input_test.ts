@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { componentEmbed, componentNew } from "@bytecodealliance/jco";
 import { join } from "node:path";
+import { type Entry, Journal } from "../core/journal.ts";
 import type { Response } from "../core/jsonrpc.ts";
 import { eventually, startWorld, type TestWorld } from "./world.ts";
 
@@ -23,6 +24,35 @@ world without-run { export other; }
 package wasi:cli@0.2.6 { interface run { run: func() -> result; } }`;
   const core = await componentEmbed({ dummy: true, witSource: wit, world });
   return await componentNew(core, []);
+}
+
+/**
+ * Journals marker lines, runs `bad`, and checks that every entry journaled
+ * before it is still there, in the running host and on disk after it stops.
+ */
+async function assertNothingLost(w: TestWorld, bad: () => Promise<void>): Promise<void> {
+  await w.call("probe.log", { lines: 5, text: "journaled-before" });
+  const marker = w.host.journal.query({ grep: "^journaled-before" });
+  assert.equal(marker.length, 5);
+  await eventually(() => w.host.journal.query({ pid: marker[0].pid!, grep: "^exit" }).length === 1);
+  const before = w.host.journal.query({ limit: 10_000 });
+  assert.ok(before.length < 10_000);
+  const last = before.at(-1)!;
+  await bad();
+  const check = (entries: Entry[]) => {
+    assert.deepEqual(entries, before.slice(0, -1));
+    assert.ok(entries.length >= marker.length);
+  };
+  check(w.host.journal.query({ until: last.id, limit: 10_000 }));
+  await w.host.shutdown();
+  const reopened = new Journal(join(w.root, "state", "core", "journal.sqlite"));
+  try {
+    check(reopened.query({ until: last.id, limit: 10_000 }));
+    assert.deepEqual(reopened.query({ since: last.id, limit: 1 }).length, 1);
+    assert.equal(reopened.query({ grep: "^journaled-before", limit: 10 }).length, 5);
+  } finally {
+    reopened.close();
+  }
 }
 
 function failure(r: Response): { detail: string; reason: string } {
@@ -51,6 +81,22 @@ Deno.test("a plugin.wasm that is not WebAssembly, empty, or a core module gets a
   assert.deepEqual(await w.call("probe.echo", { still: "up" }), { still: "up" });
 });
 
+Deno.test("a bad plugin.wasm loses nothing already journaled", async () => {
+  await using w = await startWorld();
+  await assertNothingLost(w, async () => {
+    await putPlugin(w, "broken", new TextEncoder().encode("not a component"));
+    assert.equal(failure(await w.request("broken.run", {})).reason, "failed");
+  });
+});
+
+Deno.test("a line of 400 MiB on stdout loses nothing already journaled", async () => {
+  await using w = await startWorld();
+  await assertNothingLost(w, async () => {
+    const r = await w.request("probe.huge_line", { mb: 400 });
+    assert.match(failure(r).detail, /16 MiB/);
+  });
+});
+
 Deno.test("a component that imports an interface Sausage does not provide is refused, naming it", async () => {
   await using w = await startWorld();
   await putPlugin(w, "needy", await dummyComponent("with-missing-import"));
@@ -65,19 +111,21 @@ Deno.test("a component that is not a wasi:cli/command is refused", async () => {
   assert.match(failure(await w.request("reactor.ping", {})).detail, /not a wasi:cli\/command/);
 });
 
-Deno.test("a process that floods stderr is rate-limited, the journal says so and stays usable", async () => {
+Deno.test("a process that floods stderr is rate-limited, the journal says so, stays usable and loses nothing already journaled", async () => {
   await using w = await startWorld();
-  const r = await w.call("probe.log", { lines: 50_000, text: "flood" });
-  assert.deepEqual(r, { logged: 50_000 });
-  await eventually(() =>
-    w.host.journal.query({ grep: "^dropped \\d+ lines of stderr" }).length >= 1
-  );
-  const kept = w.host.journal.query({ grep: "^flood", limit: 10_000 }).length;
-  assert.ok(kept >= 1000 && kept < 10_000, `kept ${kept} lines`);
-  const started = performance.now();
-  w.host.journal.query({ grep: "^flood 49999" });
-  assert.ok(performance.now() - started < 2000);
-  assert.deepEqual(await w.call("probe.echo", {}), {});
+  await assertNothingLost(w, async () => {
+    const r = await w.call("probe.log", { lines: 50_000, text: "flood" });
+    assert.deepEqual(r, { logged: 50_000 });
+    await eventually(() =>
+      w.host.journal.query({ grep: "^dropped \\d+ lines of stderr" }).length >= 1
+    );
+    const kept = w.host.journal.query({ grep: "^flood", limit: 10_000 }).length;
+    assert.ok(kept >= 1000 && kept < 10_000, `kept ${kept} lines`);
+    const started = performance.now();
+    w.host.journal.query({ grep: "^flood 49999" });
+    assert.ok(performance.now() - started < 2000);
+    assert.deepEqual(await w.call("probe.echo", {}), {});
+  });
 });
 
 Deno.test("messages that are not JSON-RPC objects from a client get -32600, and nothing breaks", async () => {
