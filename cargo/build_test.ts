@@ -198,29 +198,77 @@ mod slow {
 }
 `;
 
-async function endsCargo(how: "core.kill" | "core.stop", code: number) {
-  await using w = await startWorld();
-  await writeSource(w, "killed", (m) => m + SLOW_TEST);
-  const before = new Set((await buildProcesses()).keys()); // other builds on this machine
-  const ours = async () =>
-    [...(await buildProcesses())].filter(([pid]) => !before.has(pid)).map(([, args]) => args);
-  const pending = w.request("cargo.build", { plugin: "killed" });
+/** A const that rustc evaluates for hours, so that a build is still compiling the plugin when it is ended. */
+const SLOW_CONST = `
+const _: u64 = {
+    let mut i = 0u64;
+    let mut sum = 0u64;
+    while i < u64::MAX {
+        sum = sum.wrapping_add(i);
+        i += 1;
+    }
+    sum
+};
+`;
+
+/** A build script that runs for two minutes. */
+const SLOW_BUILD_SCRIPT = `fn main() {
+    std::thread::sleep(std::time::Duration::from_secs(120));
+}
+`;
+
+interface EndCase {
+  /** The plugin's name. */
+  name: string;
+  edit: (main: string) => string;
+  /** More files of the source. */
+  files?: Record<string, string>;
+  /** The command line of a process of the build that must run when it is ended. */
+  running: RegExp;
+}
+
+const IN_TESTS: EndCase = {
+  name: "killed",
+  edit: (m) => m + SLOW_TEST,
   // the test binary runs under the runner, with its path in the runner's arguments
-  const deadline = performance.now() + 120_000;
-  while (!(await ours()).some((args) => / test --cache-dir .*killed-[0-9a-f]+\.wasm/.test(args))) {
-    assert.ok(performance.now() < deadline, "the build did not reach its tests in time");
-    await new Promise((r) => setTimeout(r, 100));
+  running: / test --cache-dir .*killed-[0-9a-f]+\.wasm/,
+};
+
+async function endsCargo(how: "core.kill" | "core.stop", code: number, c: EndCase = IN_TESTS) {
+  await using w = await startWorld();
+  await writeSource(w, c.name, c.edit);
+  for (const [path, text] of Object.entries(c.files ?? {})) {
+    await Deno.writeTextFile(join(w.root, "plugins", c.name, "source", path), text);
   }
-  const pid = w.host.processes.list().find((p) => p.plugin === "cargo")!.pid;
-  await w.call(how, { pid });
-  const r = await pending;
-  assert.equal(r.error?.code, code, JSON.stringify(r.error));
-  let left = await ours();
-  for (let i = 0; i < 100 && left.length > 0; i++) {
-    await new Promise((r) => setTimeout(r, 50));
-    left = await ours();
+  const before = new Set((await buildProcesses()).keys()); // other builds on this machine
+  const ours = async () => [...(await buildProcesses())].filter(([pid]) => !before.has(pid));
+  try {
+    const pending = w.request("cargo.build", { plugin: c.name });
+    const deadline = performance.now() + 180_000;
+    while (!(await ours()).some(([, args]) => c.running.test(args))) {
+      assert.ok(performance.now() < deadline, `the build did not reach ${c.running} in time`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const pid = w.host.processes.list().find((p) => p.plugin === "cargo")!.pid;
+    await w.call(how, { pid });
+    const r = await pending;
+    assert.equal(r.error?.code, code, JSON.stringify(r.error));
+    let left = await ours();
+    for (let i = 0; i < 100 && left.length > 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      left = await ours();
+    }
+    assert.deepEqual(left.map(([, args]) => args), [], `still running after ${how}`);
+  } finally {
+    // a failed test leaves no busy rustc behind on a shared machine
+    for (const [pid] of await ours()) {
+      try {
+        Deno.kill(pid, "SIGKILL");
+      } catch {
+        // gone
+      }
+    }
   }
-  assert.deepEqual(left, [], `still running after ${how}`);
 }
 
 Deno.test("a kill during a build ends cargo, rustc and the tests at once", async () => {
@@ -229,6 +277,23 @@ Deno.test("a kill during a build ends cargo, rustc and the tests at once", async
 
 Deno.test("a stop during a build ends cargo, rustc and the tests", async () => {
   await endsCargo("core.stop", -32002);
+});
+
+Deno.test("a kill while rustc compiles the plugin leaves no rustc running", async () => {
+  await endsCargo("core.kill", -32002, {
+    name: "slowconst",
+    edit: (m) => `#![allow(long_running_const_eval)]\n${m}${SLOW_CONST}`,
+    running: /rustc.* --crate-name slowconst /,
+  });
+});
+
+Deno.test("a kill while a build script runs leaves no build script or rustc running", async () => {
+  await endsCargo("core.kill", -32002, {
+    name: "slowscript",
+    edit: (m) => m,
+    files: { "build.rs": SLOW_BUILD_SCRIPT },
+    running: /slowscript-[0-9a-f]+\/build-script-build/,
+  });
 });
 
 Deno.test("the warnings name each imported method the plugin does not use", () => {
