@@ -336,6 +336,61 @@ Deno.test("the warnings name each imported method the plugin does not use", () =
   assert.ok(warnings.includes("warning: unused variable: `x`"));
 });
 
+/** A provider of two methods, as `imports/demo.json`. */
+const DEMO_DOCUMENT = {
+  openrpc: "1.2.6",
+  info: { title: "demo", version: "0.1.0" },
+  methods: ["ping", "pong"].map((name) => ({
+    name,
+    summary: `Answer ${name}.`,
+    paramStructure: "by-name",
+    params: [],
+    result: { name: "Answer", schema: { type: "string" } },
+  })),
+};
+
+/** A plugin that imports demo and calls only `ping`. */
+const PINGER = `use sausage_plugin::{Result, rpc};
+
+sausage_plugin::import!("demo"); // imports/demo.json
+
+/// Pings demo.
+struct Pinger;
+
+#[rpc]
+impl Pinger {
+    /// Ping demo.
+    async fn ping(&self) -> Result<String> {
+        Ok(demo::ping().await?)
+    }
+}
+
+fn main() {
+    sausage_plugin::run(Pinger);
+}
+`;
+
+Deno.test("a real build's warnings name the imported method the plugin does not use", async () => {
+  await using w = await startWorld();
+  const src = join(w.root, "plugins", "pinger", "source");
+  await Deno.mkdir(join(src, "src"), { recursive: true });
+  await Deno.mkdir(join(src, "imports"), { recursive: true });
+  await Deno.writeTextFile(join(src, "imports", "demo.json"), JSON.stringify(DEMO_DOCUMENT));
+  await Deno.writeTextFile(join(src, "src", "main.rs"), PINGER);
+  await Deno.writeTextFile(
+    join(src, "Cargo.toml"),
+    `[package]\nname = "pinger"\nversion = "0.1.0"\nedition = "2024"\n\n[dependencies]\nsausage-plugin = "0.1"\n`,
+  );
+  const { response } = await build(w, "pinger");
+  assert.equal(response.error, undefined, JSON.stringify(response.error, null, 2));
+  const { warnings } = response.result as { warnings: string[] };
+  assert.deepEqual(
+    warnings.filter((line) => line.startsWith("unused import:")),
+    ["unused import: demo pong is imported but never used: remove it from imports/demo.json"],
+    warnings.join("\n"),
+  );
+});
+
 Deno.test("the three SDK examples build through cargo.build and activate; the web server answers HTTP", async () => {
   await using w = await startWorld();
   for (const name of ["notes", "www", "secrets"]) {
