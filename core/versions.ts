@@ -8,6 +8,7 @@
  * @module
  */
 import type { ComponentCache, LoadedComponent } from "./components/cache.ts";
+import { CORE, MAX_PLUGIN_NAME, pluginNameProblem } from "./names.ts";
 import type { World } from "./world.ts";
 
 interface Seen {
@@ -56,6 +57,25 @@ export class PluginVersions {
     return await this.#cache.load(bytes, label);
   }
 
+  /**
+   * One warning for each folder of `plugins/` whose name is not a plugin
+   * name: such a folder is never called, and without a word in the journal
+   * nobody learns why. Hidden folders (`.git`) are not meant as plugins.
+   */
+  async folderWarnings(): Promise<string[]> {
+    const warnings: string[] = [];
+    try {
+      for await (const e of Deno.readDir(this.#world.pluginsDir)) {
+        if (!e.isDirectory || e.name.startsWith(".")) continue;
+        const problem = pluginNameProblem(e.name);
+        if (problem) warnings.push(folderWarning(e.name, problem));
+      }
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+    }
+    return warnings.sort();
+  }
+
   /** Forgets a plugin whose file is gone. */
   forget(plugin: string): void {
     this.#seen.delete(plugin);
@@ -71,4 +91,12 @@ export class PluginVersions {
     if (previous !== component.hash) this.onChange?.(plugin, previous, component);
     return component;
   }
+}
+
+function folderWarning(name: string, problem: string): string {
+  const suggestion = name.toLowerCase().replace(/[^a-z0-9_-]+/g, "-").slice(0, MAX_PLUGIN_NAME);
+  const fix = suggestion !== name && pluginNameProblem(suggestion) === null
+    ? `rename the folder, for example to plugins/${suggestion}`
+    : `rename the folder: at most ${MAX_PLUGIN_NAME} characters of a-z, 0-9, "-" and "_", not "${CORE}"`;
+  return `warning: the folder plugins/${name} is ignored: ${problem}; ${fix}`;
 }
