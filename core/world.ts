@@ -8,8 +8,12 @@ import { join, resolve } from "node:path";
 import { isPluginName } from "./names.ts";
 import { installSdk } from "../cargo/sdk.ts";
 import { MOUNT_POINTS } from "../runtime/messages.ts";
+import { HostFileSystem } from "../vfs/host.ts";
 
 export { MOUNT_POINTS };
+
+/** Where links in a world led before the VFS had its own default prefix. */
+export const FORMER_LINK_PREFIXES: readonly string[] = ["/.sausage-link/"];
 
 /** Raised when a world cannot be run; the message names the cause and the fix. */
 export class WorldError extends Error {
@@ -82,7 +86,10 @@ export class World {
 
   /**
    * Checks that the folder can be run: it exists, and has none of the mount
-   * point names at its top level.
+   * point names at its top level. Then rewrites the symbolic links made on
+   * the host so that the host cannot follow them (PROTOCOL section 4): a
+   * process that renames one over a folder another process has just checked
+   * must not lead that process out of the world.
    */
   async check(): Promise<void> {
     let info: Deno.FileInfo;
@@ -103,6 +110,14 @@ export class World {
       throw new WorldError(
         `the world ${this.root} contains "${name}", which is a mount point for every process ` +
           `(/proc, /run and /self). Rename or remove ${join(this.root, name)} and start again.`,
+      );
+    }
+    try {
+      new HostFileSystem(this.root, { reserved: MOUNT_POINTS }).sealLinks(FORMER_LINK_PREFIXES);
+    } catch (e) {
+      throw new WorldError(
+        `the symbolic links of the world ${this.root} cannot be made safe ` +
+          `(${e instanceof Error ? e.message : e}); fix the permissions and start again`,
       );
     }
   }

@@ -282,6 +282,73 @@ Deno.test("a link swapped in by another process does not lead a write or a read 
   );
 });
 
+Deno.test("a link made on the host, swapped in by a process, does not lead a write or a read out of the world", async () => {
+  await using w = await fsprobeWorld();
+  await using outside = await outsideFolder();
+  await Deno.mkdir(join(w.root, outside.path), { recursive: true });
+  await Deno.writeTextFile(join(w.root, outside.path, "secret"), "DECOY-world");
+  await Deno.mkdir(join(w.root, "state/race"), { recursive: true });
+  // made on the host while the host runs, so the check at start has not seen it
+  const link = join(w.root, "state/race/d.lnk");
+  await Deno.symlink(outside.path, link);
+  const [flip, race] = await Promise.all([
+    fsprobe(w, "flip", { dir: "/state/race", host_link: true, ms: 2300 }),
+    new Promise((r) => setTimeout(r, 100)).then(() =>
+      fsprobe(w, "race", { dir: "/state/race", ms: 2000 })
+    ),
+  ]);
+  const made = (await tree(outside.path)).size - 3;
+  const details = `flip ${show(flip)}\nrace ${show(race)}`;
+  assert.deepEqual(
+    { made, readOutside: (race.outside_reads as string[]).length },
+    { made: 0, readOutside: 0 },
+    details,
+  );
+  // the swap did happen, and reads through the link found the world's decoy
+  assert.ok((flip.flips as number) > 10, details);
+  assert.ok((race.read as number) > 0, details);
+  // the first rename rewrote the link so that the host cannot follow it
+  assert.ok(!(await Deno.readLink(link)).startsWith(outside.path), await Deno.readLink(link));
+});
+
+Deno.test("a link made on the host before the host starts is rewritten at start, and means the same to a plugin", async () => {
+  const w = await fsprobeWorld();
+  await using outside = await outsideFolder();
+  try {
+    await w.host.shutdown();
+    await Deno.mkdir(join(w.root, "state/pre/sub"), { recursive: true });
+    await Deno.writeTextFile(join(w.root, "state/pre/sub/f"), "inside");
+    await Deno.symlink("sub", join(w.root, "state/pre/rel"));
+    await Deno.symlink(outside.path, join(w.root, "state/pre/out"));
+    await Deno.symlink("/.sausage-link/sub/f", join(w.root, "state/pre/former"));
+    const host = await Host.start({ world: w.root, cacheDir: TEST_CACHE_DIR });
+    try {
+      // nothing on the host follows them any more
+      for (const name of ["rel", "out", "former"]) {
+        const path = join(w.root, "state/pre", name);
+        assert.throws(() => Deno.statSync(path), Deno.errors.NotFound, Deno.readLinkSync(path));
+      }
+      const results = await host.client("console").request("fsprobe.ops", {
+        ops: [
+          { op: "read", path: "/state/pre/rel/f" },
+          { op: "read_link", path: "/state/pre/out" },
+          { op: "read", path: "/state/pre/former" },
+          { op: "read", path: "/state/pre/out/secret" },
+        ],
+      });
+      const [rel, out, former, secret] = results.result as Outcome[];
+      assert.deepEqual([rel, out, former], [{ ok: "inside" }, { ok: outside.path }, {
+        ok: "inside",
+      }]);
+      assertErr(secret, "ENOENT", "the outside through a rewritten link");
+    } finally {
+      await host.shutdown();
+    }
+  } finally {
+    await w[Symbol.asyncDispose]();
+  }
+});
+
 Deno.test("a plugin cannot make proc, run or self at the top of the world, also through a link", async () => {
   const w = await fsprobeWorld();
   try {

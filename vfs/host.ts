@@ -23,14 +23,17 @@
  * is a symbolic link, and the walk is skipped. Nothing is cached.
  *
  * The runtime has no `openat`, so a check and the call that follows it are
- * two steps, and a concurrent writer could swap a checked folder for a
- * symbolic link between them. So a link made through the layer is written
- * on the host with its target behind {@linkcode LINK_PREFIX}, a folder that
- * does not exist: the host never follows it, only this layer does (and
- * `readlink` returns the target as it was given). What remains is a link
- * made on the host that leads out of the root: a process that can rename it
- * into place at the right moment gets one call through it, so do not put
- * such links in a root that untrusted code writes.
+ * two steps, and a concurrent writer could rename a symbolic link over a
+ * checked folder between them. So no link under the root is one the host can
+ * follow: a link made through the layer is written on the host with its
+ * target behind the link prefix (`linkPrefix`, default
+ * {@linkcode DEFAULT_LINK_PREFIX}), a folder at the host's root that does not
+ * exist, and a link made on the host is rewritten into that form, with the
+ * same meaning in the layer, when the layer meets it (resolving, listing,
+ * renaming) and by {@linkcode HostFileSystem.sealLinks} over the whole root.
+ * `readlink` still returns the target as it was given. The host's own tools no
+ * longer follow such links; pass `keepHostLinks` for a root that only one
+ * caller uses at a time.
  *
  * A folder handle is bound to its path, not to the folder. Opening a FIFO
  * blocks the thread, as it does on the host.
@@ -71,18 +74,13 @@ import {
 import { FolderHandle } from "./_folder_handle.ts";
 
 /**
- * The host-side start of the target of a link made through the layer: a
+ * The default host-side start of the target of a link under the root: a
  * folder at the host's root that does not exist, so that the host's own
  * resolution of the link fails with `ENOENT` instead of leading anywhere.
  */
-export const LINK_PREFIX = "/.sausage-link/";
+export const DEFAULT_LINK_PREFIX = "/.vfs-link/";
 
 const _encoder = new TextEncoder();
-
-/** The target of a link as the layer shows it. */
-function _target(onHost: string): string {
-  return onHost.startsWith(LINK_PREFIX) ? onHost.slice(LINK_PREFIX.length) : onHost;
-}
 
 /** Options of {@linkcode HostFileSystem}. */
 export interface HostFileSystemOptions {
@@ -90,18 +88,32 @@ export interface HostFileSystemOptions {
   readOnly?: boolean;
   /**
    * Makes a symbolic link on the host at `hostPath` (a checked path inside
-   * the root) whose content is `target`. The default, `Deno.symlinkSync`,
-   * needs unscoped read and write permissions; where permissions are scoped
-   * to folders (a worker), pass a function that asks a thread that has them.
-   * Without it, making a link there fails with `EPERM`, as on a filesystem
-   * without links.
+   * the root) that the layer reads as `target`: the default writes the link
+   * prefix and `target` with `Deno.symlinkSync`, which needs unscoped read
+   * and write permissions. Where permissions are scoped to folders (a
+   * worker), pass a function that asks a layer with the same prefix on a
+   * thread that has them. Without it, making a link there fails with `EPERM`,
+   * as on a filesystem without links, and links made on the host are left as
+   * they are.
    */
   symlink?: (target: string, hostPath: string) => void;
   /**
    * Names at the top of the root that nothing may create, also through a
-   * link to the root: the world's mount points (`proc`, `run`, `self`).
+   * link to the root (for example the mount points of a table above).
    */
   reserved?: readonly string[];
+  /**
+   * The host-side start of link targets, a folder at the host's root that
+   * must not exist: {@linkcode DEFAULT_LINK_PREFIX} unless given. Every
+   * layer over one root must use the same.
+   */
+  linkPrefix?: string;
+  /**
+   * Leave links made on the host as they are instead of rewriting them
+   * behind the link prefix. They are still followed only inside the layer,
+   * but a concurrent rename could make the host follow one out of the root.
+   */
+  keepHostLinks?: boolean;
 }
 
 /** Matches what a path must not have for the fast check: `//`, `.` or `..` components, a trailing `/`. */
@@ -117,6 +129,11 @@ export class HostFileSystem implements FileSystem {
   readonly #prefix: string;
   readonly #symlink: (target: string, hostPath: string) => void;
   readonly #reserved: ReadonlySet<string>;
+  readonly #linkPrefix: string;
+  /** Whether links made on the host are rewritten behind the prefix when met. */
+  readonly #seal: boolean;
+  /** False once making a link failed for want of permission: no more attempts. */
+  #canLink = true;
 
   constructor(root: string, options: HostFileSystemOptions = {}) {
     let real: string;
@@ -129,9 +146,134 @@ export class HostFileSystem implements FileSystem {
     this.root = real;
     this.#prefix = real === "/" ? "" : real;
     this.readOnly = options.readOnly ?? false;
+    const prefix = options.linkPrefix ?? DEFAULT_LINK_PREFIX;
+    if (!prefix.startsWith("/") || !prefix.endsWith("/") || prefix.length < 3) {
+      throw new TypeError(`a link prefix is a folder path such as "/.links/", not "${prefix}"`);
+    }
+    this.#linkPrefix = prefix;
     this.#symlink = options.symlink ??
-      ((target, hostPath) => Deno.symlinkSync(LINK_PREFIX + target, hostPath));
+      ((target, hostPath) => Deno.symlinkSync(prefix + target, hostPath));
     this.#reserved = new Set(options.reserved ?? []);
+    this.#seal = !this.readOnly && options.keepHostLinks !== true;
+  }
+
+  /** The host-side start of link targets under this root. */
+  get linkPrefix(): string {
+    return this.#linkPrefix;
+  }
+
+  /**
+   * Rewrites every symbolic link under the root that is not behind the link
+   * prefix into that form, with the meaning the layer gives it, so that the
+   * host can follow none. A link whose target starts with one of
+   * `formerPrefixes` (a prefix used before) gets the current prefix instead.
+   * Does not follow links. Returns how many links it rewrote.
+   */
+  sealLinks(formerPrefixes: readonly string[] = []): number {
+    if (this.readOnly) throw new VfsError("EROFS", "symlink", "/");
+    let count = 0;
+    const folders = [this.#prefix || "/"];
+    while (folders.length > 0) {
+      const folder = folders.pop()!;
+      let entries: Deno.DirEntry[];
+      try {
+        entries = [...Deno.readDirSync(folder)];
+      } catch (e) {
+        throw _fromHost(e, "readdir", this.#layerPath(folder));
+      }
+      for (const entry of entries) {
+        const host = _join(folder, entry.name);
+        if (entry.isDirectory) folders.push(host);
+        if (!entry.isSymlink) continue;
+        let onHost: string;
+        try {
+          onHost = Deno.readLinkSync(host);
+        } catch (e) {
+          throw _fromHost(e, "readlink", this.#layerPath(host));
+        }
+        if (onHost.startsWith(this.#linkPrefix)) continue;
+        const former = formerPrefixes.find((p) => onHost.startsWith(p));
+        this.#rewriteLink(host, former ? onHost.slice(former.length) : onHost, true);
+        count++;
+      }
+    }
+    return count;
+  }
+
+  /**
+   * Reads the link at `host` and, when it is one the host could follow,
+   * rewrites it behind the prefix (see {@linkcode #rewriteLink}). Returns the
+   * target as the layer shows it.
+   */
+  #readLink(host: string, syscall: string, path: string): string {
+    let onHost: string;
+    try {
+      onHost = Deno.readLinkSync(host);
+    } catch (e) {
+      throw _fromHost(e, syscall, path);
+    }
+    if (onHost.startsWith(this.#linkPrefix)) return onHost.slice(this.#linkPrefix.length);
+    if (this.#seal && this.#canLink && onHost !== "") this.#rewriteLink(host, onHost, false);
+    return onHost;
+  }
+
+  /**
+   * Replaces the link at `host` by one the host cannot follow, whose target
+   * in the layer is `target`: a new link beside it, renamed over it, so that
+   * the name never goes missing. When `strict` is false a failure is
+   * ignored: the layer still follows the link only itself, and a rename of
+   * it is refused (see {@linkcode #sealSource}).
+   */
+  #rewriteLink(host: string, target: string, strict: boolean): void {
+    const temporary = `${_parentOf(host)}/.vfs-relink-${crypto.randomUUID().slice(0, 8)}`;
+    try {
+      this.#symlink(target, temporary);
+      try {
+        Deno.renameSync(temporary, host);
+      } catch (e) {
+        try {
+          Deno.removeSync(temporary);
+        } catch {
+          // already gone
+        }
+        throw e;
+      }
+    } catch (e) {
+      // without the right to make links, stop trying (renames of them are refused)
+      if (e instanceof Error && e.name === "NotCapable") this.#canLink = false;
+      if (strict) throw _fromHost(e, "symlink", this.#layerPath(host));
+    }
+  }
+
+  /**
+   * Before a rename or a hard link of `host`: a link made on the host is
+   * rewritten first, and when that fails the call is refused, so that no
+   * such link is moved where a checked folder was.
+   */
+  #sealSource(host: string, syscall: string, path: string): void {
+    if (!this.#seal) return;
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.lstatSync(host);
+    } catch {
+      return; // the call itself reports it
+    }
+    if (!info.isSymlink) return;
+    this.#readLink(host, syscall, path);
+    let onHost: string;
+    try {
+      onHost = Deno.readLinkSync(host);
+    } catch (e) {
+      throw _fromHost(e, syscall, path);
+    }
+    if (!onHost.startsWith(this.#linkPrefix)) {
+      throw new VfsError(
+        "EPERM",
+        syscall,
+        path,
+        "a link made on the host cannot be moved until it can be rewritten behind the link prefix",
+      );
+    }
   }
 
   stat(path: string): Stat {
@@ -153,9 +295,9 @@ export class HostFileSystem implements FileSystem {
       const info = _stat(Deno.lstatSync(host));
       if (info.kind !== "symlink") return info;
       // a link's size is the length of its target, as the layer shows it
-      const onHost = Deno.readLinkSync(host);
-      const shown = _target(onHost);
-      return shown === onHost ? info : { ...info, size: _encoder.encode(shown).length };
+      const shown = this.#readLink(host, "lstat", path);
+      const size = _encoder.encode(shown).length;
+      return size === info.size ? info : { ...info, size };
     } catch (e) {
       throw _fromHost(e, "lstat", path);
     }
@@ -187,6 +329,10 @@ export class HostFileSystem implements FileSystem {
           : "unknown";
         // Devices, FIFOs and sockets are rare: ask for their kind.
         if (kind === "unknown") kind = _lstatKind(_join(host, entry.name));
+        else if (kind === "symlink" && this.#seal) {
+          // a link listed is one a process may rename next: make it safe first
+          this.#readLink(_join(host, entry.name), "readdir", path);
+        }
         entries.push({ name: entry.name, kind });
       }
       return entries;
@@ -304,6 +450,7 @@ export class HostFileSystem implements FileSystem {
     const hostFrom = this.#noFollow(from, "rename");
     // As on Linux: the source's folder is checked before the destination's.
     _requireFolder(_parentOf(hostFrom), "rename", from);
+    this.#sealSource(hostFrom, "rename", from);
     const hostTo = this.#noFollow(to, "rename");
     this.#refuseReserved(hostTo, "rename", to);
     if (_namesFolder(from) || _namesFolder(to)) {
@@ -337,7 +484,7 @@ export class HostFileSystem implements FileSystem {
     _check(path, "readlink");
     const host = this.#noFollow(path, "readlink");
     try {
-      return _target(Deno.readLinkSync(host));
+      return this.#readLink(host, "readlink", path);
     } catch (e) {
       throw _fromHost(e, "readlink", path);
     }
@@ -354,6 +501,7 @@ export class HostFileSystem implements FileSystem {
     } catch (e) {
       throw _fromHost(e, "link", existing);
     }
+    this.#sealSource(hostExisting, "link", existing);
     const hostNew = this.#noFollow(newPath, "link");
     this.#refuseReserved(hostNew, "link", newPath);
     try {
@@ -518,12 +666,7 @@ export class HostFileSystem implements FileSystem {
       }
       if (info.isSymlink) {
         if (++links > MAX_SYMLINKS) throw new VfsError("ELOOP", syscall, path);
-        let target: string;
-        try {
-          target = _target(Deno.readLinkSync(candidate));
-        } catch (e) {
-          throw _fromHost(e, syscall, path);
-        }
+        const target = this.#readLink(candidate, syscall, path);
         if (target === "") throw new VfsError("ENOENT", syscall, path);
         if (target.charCodeAt(0) === 47) {
           folders.length = 0;

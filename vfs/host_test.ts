@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { HostFileSystem, LINK_PREFIX } from "./host.ts";
+import { DEFAULT_LINK_PREFIX as LINK_PREFIX, HostFileSystem } from "./host.ts";
 import { type FileSystem, MAX_SYMLINKS, VfsError, type VfsErrorCode } from "./types.ts";
 
 const enc = new TextEncoder();
@@ -513,6 +513,113 @@ Deno.test("host: in a worker with scoped permissions, links out are missing, not
       symlink: "EPERM",
       statInside: "ok 1",
     });
+  } finally {
+    done();
+  }
+});
+
+Deno.test("host: links made on the host are rewritten so that the host cannot follow them, with the same meaning", () => {
+  const { fs, outer, root, done } = setup();
+  try {
+    Deno.mkdirSync(`${root}/d/sub`, { recursive: true });
+    Deno.writeTextFileSync(`${root}/d/sub/f`, "inside");
+    Deno.mkdirSync(`${root}/${outer}`, { recursive: true });
+    Deno.writeTextFileSync(`${root}/${outer}/secret.txt`, "DECOY");
+    Deno.symlinkSync(outer, `${root}/out`); // absolute: the root's own copy of the path
+    Deno.symlinkSync("sub", `${root}/d/rel`);
+    Deno.symlinkSync("../..", `${root}/d/up`);
+    Deno.symlinkSync(`${LINK_PREFIX}sub`, `${root}/d/made`); // already behind the prefix
+    Deno.symlinkSync("/.old-link/sub/f", `${root}/d/old`); // behind a former prefix
+    assert.equal(fs.sealLinks(["/.old-link/"]), 4);
+    assert.equal(Deno.readLinkSync(`${root}/out`), LINK_PREFIX + outer);
+    assert.equal(Deno.readLinkSync(`${root}/d/rel`), `${LINK_PREFIX}sub`);
+    assert.equal(Deno.readLinkSync(`${root}/d/up`), `${LINK_PREFIX}../..`);
+    assert.equal(Deno.readLinkSync(`${root}/d/made`), `${LINK_PREFIX}sub`);
+    assert.equal(Deno.readLinkSync(`${root}/d/old`), `${LINK_PREFIX}sub/f`);
+    assert.equal(fs.sealLinks(), 0);
+    // the layer shows and follows them as before
+    assert.equal(fs.readlink("/out"), outer);
+    assert.equal(fs.readlink("/d/up"), "../..");
+    assert.equal(fs.lstat("/d/rel").size, 3);
+    assert.equal(readAll(fs, "/out/secret.txt"), "DECOY");
+    assert.equal(readAll(fs, "/d/rel/f"), "inside");
+    assert.equal(readAll(fs, "/d/up/d/sub/f"), "inside");
+    assert.equal(readAll(fs, "/d/old"), "inside");
+    // the host finds nothing behind them
+    assert.throws(() => Deno.statSync(`${root}/out/secret.txt`), Deno.errors.NotFound);
+    assert.throws(() => Deno.statSync(`${root}/d/rel/f`), Deno.errors.NotFound);
+    // no temporary names are left
+    assert.deepEqual(Deno.readDirSync(`${root}/d`).map((e) => e.name).toArray().sort(), [
+      "made",
+      "old",
+      "rel",
+      "sub",
+      "up",
+    ]);
+  } finally {
+    done();
+  }
+});
+
+Deno.test("host: a link made on the host while the layer runs is rewritten when the layer meets it", () => {
+  const { fs, outer, root, done } = setup();
+  const onHost = (p: string) => Deno.readLinkSync(`${root}${p}`);
+  try {
+    fs.mkdir("/d");
+    for (const name of ["walked", "listed", "renamed", "linked", "read"]) {
+      Deno.symlinkSync(`${outer}/outside`, `${root}/d/${name}`);
+    }
+    // a path through it
+    assert.equal(code(() => fs.stat("/d/walked/x")), "ENOENT");
+    assert.equal(onHost("/d/walked"), `${LINK_PREFIX}${outer}/outside`);
+    // a rename of it, which a racing process would use to put it over a checked folder
+    fs.rename("/d/renamed", "/d/moved");
+    assert.equal(onHost("/d/moved"), `${LINK_PREFIX}${outer}/outside`);
+    fs.link("/d/linked", "/d/hard");
+    assert.equal(onHost("/d/hard"), `${LINK_PREFIX}${outer}/outside`);
+    assert.equal(fs.readlink("/d/read"), `${outer}/outside`);
+    assert.equal(onHost("/d/read"), `${LINK_PREFIX}${outer}/outside`);
+    // a listing rewrites every link it shows
+    fs.readDir("/d");
+    assert.equal(onHost("/d/listed"), `${LINK_PREFIX}${outer}/outside`);
+    // unless asked to keep them, or read-only
+    Deno.symlinkSync(`${outer}/outside`, `${root}/kept`);
+    new HostFileSystem(root, { keepHostLinks: true }).readDir("/");
+    new HostFileSystem(root, { readOnly: true }).readDir("/");
+    assert.equal(onHost("/kept"), `${outer}/outside`);
+  } finally {
+    done();
+  }
+});
+
+Deno.test("host: where links cannot be made, a link made on the host cannot be renamed", () => {
+  const { outer, root, done } = setup();
+  try {
+    const fs = new HostFileSystem(root, {
+      symlink: () => {
+        throw new Deno.errors.NotCapable("no unscoped permissions");
+      },
+    });
+    Deno.symlinkSync(`${outer}/outside`, `${root}/out`);
+    Deno.mkdirSync(`${root}/d`);
+    assert.equal(code(() => fs.rename("/out", "/d")), "EPERM");
+    assert.equal(code(() => fs.link("/out", "/hard")), "EPERM");
+    assert.equal(fs.readlink("/out"), `${outer}/outside`);
+    assert.ok(Deno.statSync(`${root}/d`).isDirectory);
+  } finally {
+    done();
+  }
+});
+
+Deno.test("host: the link prefix is an option", () => {
+  const { root, done } = setup();
+  try {
+    const fs = new HostFileSystem(root, { linkPrefix: "/.other-links/" });
+    assert.equal(fs.linkPrefix, "/.other-links/");
+    fs.symlink("/a", "/l");
+    assert.equal(Deno.readLinkSync(`${root}/l`), "/.other-links//a");
+    assert.equal(fs.readlink("/l"), "/a");
+    assert.throws(() => new HostFileSystem(root, { linkPrefix: "relative/" }), TypeError);
   } finally {
     done();
   }

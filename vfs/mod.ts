@@ -24,7 +24,7 @@
  * @module
  */
 export * from "./types.ts";
-export { HostFileSystem, type HostFileSystemOptions } from "./host.ts";
+export { DEFAULT_LINK_PREFIX, HostFileSystem, type HostFileSystemOptions } from "./host.ts";
 export { MemoryFileSystem, type MemoryFileSystemOptions } from "./memory.ts";
 export { type Mount, MountFileSystem } from "./mounts.ts";
 export {

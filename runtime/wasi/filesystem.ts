@@ -1029,7 +1029,8 @@ export function filesystemImports(
   const preopens = mounts.map(({ guestPath, hostPath }): Preopen => {
     let fs: HostFileSystem;
     try {
-      fs = new HostFileSystem(hostPath, { symlink: options.symlink });
+      // One process and no one else renaming inside: the caller's links stay as they are.
+      fs = new HostFileSystem(hostPath, { symlink: options.symlink, keepHostLinks: true });
     } catch (e) {
       const reason = e instanceof VfsError && e.code === "ENOENT"
         ? "does not exist"

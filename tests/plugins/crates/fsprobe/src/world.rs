@@ -609,7 +609,15 @@ fn flip(params: &Value) -> Value {
     let d = dir.join("d");
     let as_dir = dir.join("d.dir");
     let as_link = dir.join("d.lnk");
-    let made = fs::create_dir_all(&d).and_then(|_| crate::symlink(target, &as_link));
+    // `host_link`: the link `d.lnk` was made on the host; only the folder is made here
+    let host_link = params["host_link"].as_bool().unwrap_or(false);
+    let made = fs::create_dir_all(&d).and_then(|_| {
+        if host_link {
+            Ok(())
+        } else {
+            crate::symlink(target, &as_link)
+        }
+    });
     if let Err(e) = made {
         return json!({"error": error_json(&e)});
     }
