@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startWorld, TEST_CACHE_DIR, type TestWorld } from "../tests/world.ts";
 import { warningsOf } from "./build.ts";
+import { findWasmToolchain } from "../core/toolchain.ts";
 
 const NOTES = new URL("../plugins/notes/src/main.rs", import.meta.url).pathname;
 
@@ -389,6 +390,54 @@ Deno.test("a real build's warnings name the imported method the plugin does not 
     ["unused import: demo pong is imported but never used: remove it from imports/demo.json"],
     warnings.join("\n"),
   );
+});
+
+/** A build script that compiles C with the WASI clang cargo.build names, and tells the crate which. */
+const C_BUILD_SCRIPT = `use std::{env, path::PathBuf, process::Command};
+
+fn main() {
+    let cc = env::var("CC_wasm32_wasip2").expect("CC_wasm32_wasip2 is set");
+    let out = PathBuf::from(env::var("OUT_DIR").unwrap());
+    std::fs::write(out.join("answer.c"), "int answer(void) { return 42; }\\n").unwrap();
+    let status = Command::new(&cc)
+        .args(["--target=wasm32-wasip2", "-c"])
+        .arg(out.join("answer.c"))
+        .arg("-o")
+        .arg(out.join("answer.o"))
+        .status()
+        .unwrap();
+    assert!(status.success(), "{cc} could not compile C");
+    println!("cargo:rustc-env=SEEN_CC={cc}");
+    println!("cargo:rustc-env=SEEN_AR={}", env::var("AR_wasm32_wasip2").unwrap_or_default());
+}
+`;
+
+const clang = (await findWasmToolchain()).env;
+
+Deno.test({
+  name: "build scripts get CC_wasm32_wasip2 and AR_wasm32_wasip2, a WASI clang that compiles C",
+  ignore: !clang.CC_wasm32_wasip2,
+  fn: async () => {
+    await using w = await startWorld();
+    await writeSource(w, "withc", (m) =>
+      m + `
+#[cfg(test)]
+mod c {
+    #[test]
+    fn the_build_script_saw_a_wasi_clang() {
+        assert_eq!(env!("SEEN_CC"), ${JSON.stringify(clang.CC_wasm32_wasip2)});
+        assert_eq!(env!("SEEN_AR"), ${JSON.stringify(clang.AR_wasm32_wasip2 ?? "")});
+    }
+}
+`);
+    await Deno.writeTextFile(
+      join(w.root, "plugins", "withc", "source", "build.rs"),
+      C_BUILD_SCRIPT,
+    );
+    const { response } = await build(w, "withc");
+    assert.equal(response.error, undefined, JSON.stringify(response.error, null, 2));
+    assert.equal((response.result as { tests: { passed: number } }).tests.passed, 3);
+  },
 });
 
 Deno.test("the three SDK examples build through cargo.build and activate; the web server answers HTTP", async () => {
