@@ -432,6 +432,15 @@ fn main() {
             }
             panic!("probe panicked holding the lock on {path}");
         }
+        // Waits `ms`, sends the core.notify `name` with `params`, waits `ms` again, then answers.
+        "slow_notify" => {
+            let pause = std::time::Duration::from_millis(params["ms"].as_u64().unwrap_or(500));
+            std::thread::sleep(pause);
+            send(&json!({"jsonrpc": "2.0", "method": "core.notify",
+                "params": {"name": params["name"].as_str().unwrap_or("note"), "params": params["params"]}}));
+            std::thread::sleep(pause);
+            reply(&id, json!("notified"));
+        }
         "" => eprintln!("probe: a request without a method"),
         other => reply_error(&id, -32601, &format!("probe has no method {other}")),
     }
