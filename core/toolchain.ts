@@ -154,7 +154,7 @@ async function findRustc(
   try {
     const script = parseEnvScript(await Deno.readTextFile(`${prebuilt}/env.sh`));
     if (script.RUSTC && await hasWasmStd(script.RUSTC)) {
-      const env = { ...fromEnv, RUSTC: script.RUSTC };
+      const env: Record<string, string> = { ...fromEnv, RUSTC: script.RUSTC };
       if (script.RUSTDOC && !fromEnv.RUSTDOC) env.RUSTDOC = script.RUSTDOC;
       return { env, source: `${prebuilt}/env.sh`, script };
     }
