@@ -302,7 +302,11 @@ export class Activation {
     return { plugin, bytes, component, document: found.document, current };
   }
 
-  /** Writes the new files by renames only, with a record for a host that dies meanwhile. */
+  /**
+   * Writes the new files by renames only, with a record for a host that dies
+   * meanwhile. When a write fails, the plugins already switched go back to
+   * their old files, so a set changes as a whole or not at all.
+   */
   async #install(changing: Prepared[]): Promise<void> {
     const record: Record_ = {
       started: new Date().toISOString(),
@@ -313,32 +317,87 @@ export class Activation {
       })),
     };
     await Deno.writeTextFile(this.#recordPath, JSON.stringify(record, null, 2));
+    const temp = (dir: string, what: string) =>
+      join(dir, `.activating-${crypto.randomUUID()}.${what}`);
     const staged: { p: Prepared; dir: string; tmp: string }[] = [];
+    /** Switched plugins, with where their old `plugin.prev.wasm` waits (if they had one). */
+    const switched: { p: Prepared; dir: string; oldPrev: string | null }[] = [];
     try {
       for (const p of changing) {
         const dir = this.#world.pluginDir(p.plugin);
         await Deno.mkdir(dir, { recursive: true });
-        const tmp = join(dir, `.activating-${crypto.randomUUID()}.wasm`);
+        const tmp = temp(dir, "wasm");
         await Deno.writeFile(tmp, p.bytes);
         staged.push({ p, dir, tmp });
       }
       for (const { p, dir, tmp } of staged) {
         const current = join(dir, "plugin.wasm");
+        const prev = join(dir, "plugin.prev.wasm");
+        let oldPrev: string | null = null;
         if (p.current !== undefined) {
-          const prevTmp = join(dir, `.activating-${crypto.randomUUID()}.prev`);
+          const prevTmp = temp(dir, "prev");
           await Deno.copyFile(current, prevTmp);
-          await Deno.rename(prevTmp, join(dir, "plugin.prev.wasm"));
+          if (await exists(prev)) {
+            oldPrev = temp(dir, "oldprev");
+            await Deno.rename(prev, oldPrev);
+          }
+          switched.push({ p, dir, oldPrev });
+          await Deno.rename(prevTmp, prev);
+          await Deno.rename(tmp, current); // atomic: plugin.wasm is the old or the new file
+        } else {
+          await Deno.rename(tmp, current);
+          switched.push({ p, dir, oldPrev });
         }
-        await Deno.rename(tmp, current); // atomic: plugin.wasm is the old or the new file
       }
+      for (const { oldPrev } of switched) if (oldPrev) await Deno.remove(oldPrev).catch(() => {});
     } catch (e) {
+      const notes = await this.#rollBack(switched);
       for (const { tmp } of staged) await Deno.remove(tmp).catch(() => {});
       throw new RpcError(
         ErrorCode.ServerError,
-        `the activation could not write the plugin files: ${(e as Error).message}`,
+        `the activation could not write the plugin files: ${(e as Error).message}${
+          notes.length ? `; ${notes.join("; ")}` : ""
+        }`,
       );
     } finally {
       await Deno.remove(this.#recordPath).catch(() => {});
     }
+  }
+
+  /** Puts each switched plugin back on its old files; says what it could not restore. */
+  async #rollBack(
+    switched: { p: Prepared; dir: string; oldPrev: string | null }[],
+  ): Promise<string[]> {
+    const notes: string[] = [];
+    for (const { p, dir, oldPrev } of switched.reverse()) {
+      const current = join(dir, "plugin.wasm");
+      const prev = join(dir, "plugin.prev.wasm");
+      try {
+        if (p.current === undefined) {
+          await Deno.remove(current).catch(() => {});
+        } else if (await exists(prev)) {
+          // plugin.prev.wasm holds the old version now
+          const back = join(dir, `.activating-${crypto.randomUUID()}.back`);
+          await Deno.copyFile(prev, back);
+          await Deno.rename(back, current);
+          if (oldPrev) await Deno.rename(oldPrev, prev);
+          else await Deno.remove(prev);
+        }
+        notes.push(`${p.plugin} stays on its old version`);
+      } catch (e) {
+        notes.push(`${p.plugin} could not be put back: ${(e as Error).message}`);
+      }
+    }
+    return notes;
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return false;
+    throw e;
   }
 }

@@ -92,6 +92,38 @@ Deno.test("two plugins activated together are checked as a set", async () => {
   await eventually(() => w.host.graph.view.plugins.agent?.imports.notes?.status === "ok");
 });
 
+Deno.test("a set whose second file cannot be written changes not at all: the first plugin goes back", async () => {
+  await using w = await world();
+  const notes = await hashOf(w, "plugin.wasm");
+  await Deno.writeTextFile(join(w.root, "plugins", "notes", "plugin.prev.wasm"), "older");
+  // a folder where the new plugin's file must go: its rename fails
+  await Deno.mkdir(join(w.root, "plugins", "blocked", "plugin.wasm", "inside"), {
+    recursive: true,
+  });
+  const r = await w.request("core.activate", {
+    plugins: [
+      { plugin: "notes", wasm: await stage(w, "notes_v2") },
+      { plugin: "blocked", wasm: await stage(w, "probe") },
+    ],
+  });
+  assert.equal(r.error?.code, -32000, JSON.stringify(r.error));
+  assert.match(
+    r.error!.message,
+    /could not write the plugin files: .*notes stays on its old version/,
+  );
+  assert.equal(await hashOf(w, "plugin.wasm"), notes);
+  assert.equal(
+    await Deno.readTextFile(join(w.root, "plugins", "notes", "plugin.prev.wasm")),
+    "older",
+  );
+  for (const plugin of ["notes", "blocked"]) {
+    for await (const e of Deno.readDir(join(w.root, "plugins", plugin))) {
+      assert.ok(!e.name.startsWith(".activating-"), `${plugin}/${e.name} was left`);
+    }
+  }
+  assert.deepEqual(await w.call("notes.add", { text: "milk" }), { count: 1 });
+});
+
 Deno.test("force skips the checks; the graph and the journal then show the broken import", async () => {
   await using w = await world();
   const r = await w.request("core.activate", {
@@ -170,6 +202,86 @@ Deno.test("a host that died during an activation says at the next start what it 
     await again.shutdown();
     await Deno.remove(root, { recursive: true });
   }
+});
+
+Deno.test("a host killed (SIGKILL) at random points of activations leaves notes on its old or new version, and says so at the next start", async () => {
+  const w = await world();
+  const root = w.root;
+  const versions = [
+    await hashOf(w, "plugin.wasm"),
+    await sha256Hex(await Deno.readFile(await testPlugin("notes_v2"))),
+  ];
+  const wasm = [await stage(w, "notes_v1"), await stage(w, "notes_v2")];
+  await w.host.shutdown();
+  const main = new URL("../main.ts", import.meta.url).pathname;
+  let interrupted = 0;
+  try {
+    for (let round = 0; round < 6; round++) {
+      // the console reads commands from stdin; the host is killed soon after the activation starts
+      const child = new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", "--unstable-worker-options", main, root, "--cache-dir", TEST_CACHE_DIR],
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "null",
+        env: { NO_COLOR: "1" },
+      }).spawn();
+      const writer = child.stdin.getWriter();
+      // the version it is not on, so that each round writes files
+      const on = await sha256Hex(
+        await Deno.readFile(join(root, "plugins", "notes", "plugin.wasm")),
+      );
+      const params = JSON.stringify({
+        plugin: "notes",
+        wasm: wasm[on === versions[0] ? 1 : 0],
+        force: true,
+      });
+      await writer.write(new TextEncoder().encode(`core.activate ${params}\n`));
+      // the console prints the answer: after it, the activation is over
+      let answered = false;
+      const out = child.stdout.pipeTo(
+        new WritableStream({ write: () => void (answered = true) }),
+      ).catch(() => {});
+      // the record of an activation appears when it writes files: kill then, or a moment later
+      const record = join(root, "state", "core", "activation.json");
+      const deadline = performance.now() + 20_000;
+      while (!answered && performance.now() < deadline) {
+        if (await Deno.stat(record).then(() => true, () => false) && Math.random() < 0.5) break;
+        await new Promise((r) => setTimeout(r, Math.random() * 4));
+      }
+      child.kill("SIGKILL");
+      await child.status;
+      await out;
+      await writer.close().catch(() => {});
+      const left = await Deno.stat(record).then(() => true, () => false);
+      const now = await sha256Hex(
+        await Deno.readFile(join(root, "plugins", "notes", "plugin.wasm")),
+      );
+      assert.ok(versions.includes(now), `round ${round}: plugin.wasm is neither version`);
+      const again = await Host.start({ world: root, cacheDir: TEST_CACHE_DIR, services: false });
+      try {
+        const notes = again.journal.query({
+          grep: "was interrupted: notes is on its (old|new) version",
+        });
+        if (left) {
+          interrupted++;
+          assert.ok(notes.length >= 1, `round ${round}: the next start said nothing`);
+        }
+        for await (const e of Deno.readDir(join(root, "plugins", "notes"))) {
+          assert.ok(!e.name.startsWith(".activating-"), `round ${round}: ${e.name} was left`);
+        }
+        // the version it is on runs
+        const client = again.client("console");
+        const added = await client.request("notes.add", { text: "milk", body: "milk" });
+        assert.equal(added.error, undefined, JSON.stringify(added.error));
+      } finally {
+        await again.shutdown();
+      }
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+  // not asserted (timing), but shown: how many kills hit an activation in the middle
+  console.log(`${interrupted} of 6 kills came during an activation's writes`);
 });
 
 Deno.test("a consumer activated alone: its imports are checked against the providers that run", async () => {
