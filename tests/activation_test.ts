@@ -124,6 +124,26 @@ Deno.test("a set whose second file cannot be written changes not at all: the fir
   assert.deepEqual(await w.call("notes.add", { text: "milk" }), { count: 1 });
 });
 
+Deno.test("one activation at a time: two at once run one after the other", async () => {
+  await using w = await world();
+  const [v2, v3] = [await stage(w, "notes_v2"), await stage(w, "notes_v3")];
+  const hashes = await Promise.all(
+    ["notes_v2", "notes_v3"].map(async (c) => sha256Hex(await Deno.readFile(await testPlugin(c)))),
+  );
+  const [first, second] = await Promise.all([
+    w.request("core.activate", { plugin: "notes", wasm: v2 }),
+    w.request("core.activate", { plugin: "notes", wasm: v3, force: true }),
+  ]);
+  assert.equal(first.error, undefined, first.error?.message);
+  assert.equal(second.error, undefined, second.error?.message);
+  // the second saw the first's result as the current version: v1 → v2, then v2 → v3
+  assert.equal(await hashOf(w, "plugin.wasm"), hashes[1]);
+  assert.equal(await hashOf(w, "plugin.prev.wasm"), hashes[0]);
+  const activated = w.host.journal.query({ grep: "^activated notes" }).map((e) => e.line);
+  assert.equal(activated.length, 2);
+  assert.match(activated[1], new RegExp(`${hashes[0].slice(0, 12)}.* → ${hashes[1].slice(0, 12)}`));
+});
+
 Deno.test("force skips the checks; the graph and the journal then show the broken import", async () => {
   await using w = await world();
   const r = await w.request("core.activate", {
