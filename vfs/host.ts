@@ -330,7 +330,7 @@ export class HostFileSystem implements FileSystem {
         // Devices, FIFOs and sockets are rare: ask for their kind.
         if (kind === "unknown") kind = _lstatKind(_join(host, entry.name));
         else if (kind === "symlink" && this.#seal) {
-          // a link listed is one a process may rename next: make it safe first
+          // a link listed is one a caller may rename next: make it safe first
           this.#readLink(_join(host, entry.name), "readdir", path);
         }
         entries.push({ name: entry.name, kind });
@@ -828,7 +828,8 @@ function _namesFolder(path: string): boolean {
 /**
  * Whether something is at `host`, following links, without the cost of a
  * failed call. False also when the host refuses to look (a link that leads
- * outside the folders a worker may read): the walk then decides.
+ * outside the folders a worker with scoped permissions may read): the walk
+ * then decides.
  */
 function _exists(host: string): boolean {
   try {

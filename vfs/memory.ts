@@ -1,12 +1,13 @@
 /**
  * The memory layer: a {@linkcode FileSystem} whose files live in the memory
- * of the thread that made it (for `/self` and `/run`).
+ * of the thread that made it (scratch areas, files shared by the users of one
+ * thread, tests).
  *
  * It follows Linux: the same error codes in the same order, hard links,
  * symbolic links resolved with `chroot` semantics (as in the host layer), a
  * folder's link count of 2 plus its subfolders. A file handle keeps its file
  * after an unlink or a rename. An optional byte budget makes writes beyond
- * it fail with `ENOSPC`, so that a process cannot fill the host's memory.
+ * it fail with `ENOSPC`, so that an untrusted writer cannot fill the host's memory.
  *
  * @example
  * ```ts
@@ -495,10 +496,10 @@ export class MemoryFileSystem implements FileSystem {
 
   /** What the handles need of the layer's private parts. */
   static _access = {
-    resize: (fs: MemoryFileSystem, file: _File, size: number, path: string) =>
+    resize: (fs: MemoryFileSystem, file: _File, size: number, path: string): void =>
       fs.#resize(file, size, "write", path),
-    stat: (fs: MemoryFileSystem, node: _Node) => fs.#stat(node),
-    close: (fs: MemoryFileSystem, file: _File) => {
+    stat: (fs: MemoryFileSystem, node: _Node): Stat => fs.#stat(node),
+    close: (fs: MemoryFileSystem, file: _File): void => {
       file.opens--;
       fs.#release(file);
     },

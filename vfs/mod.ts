@@ -25,7 +25,7 @@
  */
 export * from "./types.ts";
 export { DEFAULT_LINK_PREFIX, HostFileSystem, type HostFileSystemOptions } from "./host.ts";
-export { MemoryFileSystem, type MemoryFileSystemOptions } from "./memory.ts";
+export { BYTES_PER_NAME, MemoryFileSystem, type MemoryFileSystemOptions } from "./memory.ts";
 export { type Mount, MountFileSystem } from "./mounts.ts";
 export {
   type GeneratedDir,

@@ -1,14 +1,14 @@
 /**
  * A mount table: one {@linkcode FileSystem} made of several, each at a path.
  *
- * Each process gets its own table; tables share most layers. A path goes to
+ * Tables are cheap: each client may get its own, sharing most layers. A path goes to
  * the deepest mount it is under; a folder listing shows the mount points in
  * their parent; a rename or link across two mounts fails with `EXDEV`; a
  * mount point cannot be removed or renamed (`EBUSY`).
  *
  * `..` is resolved by the layer that owns the path, except where it leaves a
  * mount: a path that enters a mount point as written, such as
- * `/run/../state`, is first resolved lexically, so it reaches `/state` of
+ * `/tmp/../data`, is first resolved lexically, so it reaches `/data` of
  * the root layer. Symbolic links stay inside their own layer.
  *
  * @example
@@ -16,9 +16,9 @@
  * import { MemoryFileSystem, MountFileSystem } from "./mod.ts";
  * const fs = new MountFileSystem([
  *   { path: "/", fs: new MemoryFileSystem() },
- *   { path: "/run", fs: new MemoryFileSystem() },
+ *   { path: "/tmp", fs: new MemoryFileSystem() },
  * ]);
- * fs.readDir("/").map((e) => e.name); // ["run"]
+ * fs.readDir("/").map((e) => e.name); // ["tmp"]
  * ```
  *
  * @module
@@ -35,7 +35,7 @@ import {
 
 /** One entry of the table. */
 export interface Mount {
-  /** Where the layer shows, e.g. `/run`; the root layer at `/`. */
+  /** Where the layer shows, e.g. `/tmp`; the root layer at `/`. */
   path: string;
   fs: FileSystem;
 }
@@ -75,9 +75,9 @@ export class MountFileSystem implements FileSystem {
 
   /**
    * The layer of a path. `..` inside a mount, or at `/`, is taken as written
-   * (`/run/../state` is `/state`). In the root layer it is physical, as on
-   * Linux: the folder it leaves is resolved first, so `/state/link/..` is the
-   * parent of where `link` leads, and `/state/../run` is the mount `/run`.
+   * (`/tmp/../data` is `/data`). In the root layer it is physical, as on
+   * Linux: the folder it leaves is resolved first, so `/data/link/..` is the
+   * parent of where `link` leads, and `/data/../tmp` is the mount `/tmp`.
    */
   #route(path: string): _Route {
     const raw = path.split("/").filter((p) => p !== "" && p !== ".");

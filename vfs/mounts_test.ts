@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { MemoryFileSystem, MountFileSystem, VfsError } from "./mod.ts";
+import { MemoryFileSystem, MountFileSystem, type VfsError } from "./mod.ts";
 
 function table() {
   const root = new MemoryFileSystem();

@@ -16,8 +16,8 @@
  * worker.onmessage = (e) => { if (e.data === "vfs") server.serve(channel); };
  * // client thread (a worker)
  * const channel = SyncChannel.attach(buffer, () => self.postMessage("vfs"));
- * const run = new RemoteFileSystem(channel, "run");
- * run.mkdir("/endpoints");
+ * const shared = new RemoteFileSystem(channel, "shared");
+ * shared.mkdir("/endpoints");
  * ```
  *
  * @module

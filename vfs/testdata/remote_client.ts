@@ -1,5 +1,5 @@
 /// <reference lib="deno.worker" />
-import { RemoteFileSystem, SyncChannel, VfsError } from "../mod.ts";
+import { RemoteFileSystem, SyncChannel, type VfsError } from "../mod.ts";
 
 const code = (f: () => unknown) => {
   try {
