@@ -157,6 +157,7 @@ export class Host {
       cacheDir: options.cacheDir,
       cache: this.cache,
       pool: this.pool,
+      worldSdk: join(world.pluginDir("cargo"), "sdk"),
     });
     this.versions = new PluginVersions(world, this.cache);
     this.processes = new ProcessManager({
