@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { initWorld } from "../core/world.ts";
 import { installPlugin, TEST_CACHE_DIR } from "../tests/world.ts";
 import { historyPath } from "./history.ts";
+import { fitLine } from "./terminal.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const DENO_ARGS = ["run", "--no-prompt", "--allow-all", "--unstable-worker-options", MAIN];
@@ -338,4 +339,61 @@ Deno.test({
       term.kill();
     }
   },
+});
+
+Deno.test({
+  name:
+    "on a terminal: a notification that arrives while a line is typed is dimmed and keeps the line",
+  ignore: !hasScript,
+  async fn() {
+    await using world = await makeWorld();
+    const term = new Terminal(world.root, {});
+    try {
+      await term.waitFor((t) => t.includes("> "), "prompt");
+      for (const name of ["note", "progress"]) {
+        const typed = `probe.echo {"typed": "${name}"}`;
+        await term.type(
+          `probe.slow_notify {"ms": 1000, "name": "${name}", "params": {"text": "half way"}}\r`,
+        );
+        await term.type(typed);
+        await term.waitFor((t) => t.includes(typed), "the typed text");
+        const shown = term.screen.length;
+        // a note prints above the prompt; progress is the line above the prompt
+        await term.waitFor(
+          (t) => t.includes(name === "note" ? '· note {"text":"half way"}' : "… half way"),
+          `the ${name} notification`,
+        );
+        await term.waitFor((t) => t.includes('"notified"'), "the result");
+        const during = term.screen.slice(shown);
+        const mark = name === "note" ? "· note" : "… half way";
+        // dimmed (SGR 2)
+        assert.match(
+          during.slice(0, during.indexOf(mark)),
+          // deno-lint-ignore no-control-regex
+          /\x1b\[2m[^\x1b]*$/,
+          `dimmed: ${JSON.stringify(during)}`,
+        );
+        // and the prompt was drawn again after it, with the typed text
+        // deno-lint-ignore no-control-regex
+        const plain = during.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
+        assert.ok(
+          plain.indexOf(`> ${typed}`, plain.indexOf(mark)) > plain.indexOf(mark),
+          `line kept: ${JSON.stringify(plain)}`,
+        );
+        await term.type("\r");
+        await term.waitFor((t) => t.includes(`"typed": "${name}"\n`), "the typed call's result");
+      }
+      await term.type("quit\r");
+      assert.equal(await term.exit(), 0);
+    } finally {
+      term.kill();
+    }
+  },
+});
+
+Deno.test("fitLine cuts visible characters only, and keeps every colour code", () => {
+  const dim = (t: string) => `\x1b[2m${t}\x1b[22m`;
+  assert.equal(fitLine(dim("… half way there"), 10), dim("… half way"));
+  assert.equal(fitLine(`ab${dim("cd")}ef`, 3), `ab${dim("c")}`);
+  assert.equal(fitLine("short", 10), "short");
 });

@@ -60,16 +60,20 @@ export async function runTerminal(options: TerminalOptions): Promise<number> {
   let closed = false;
   const write = (text: string) =>
     output.write(rl.terminal ? text.replaceAll(/\r?\n/g, "\r\n") : text);
-  /** Prints a block above the prompt, keeping the line being typed. */
   /** The progress line above the prompt, if any (see `status`). */
   let statusLine: string | null = null;
-  /** Clears the prompt (and the progress line) so that text can go where they were. */
+  /**
+   * Clears the prompt (and the progress line) so that text can go where they
+   * were. Returns the rows of the typed line above the cursor: that many
+   * newlines after the text give readline the rows it moves up over when it
+   * draws the prompt again.
+   */
   const clearBottom = () => {
-    const rows = rl.getCursorPos().rows + (statusLine === null ? 0 : 1);
-    readline.moveCursor(output, 0, -rows);
+    const lineRows = rl.getCursorPos().rows;
+    readline.moveCursor(output, 0, -(lineRows + (statusLine === null ? 0 : 1)));
     readline.cursorTo(output, 0);
     readline.clearScreenDown(output);
-    return rows;
+    return lineRows;
   };
   /** Prints a block above the prompt, keeping the line being typed. */
   const print = (text: string) => {
@@ -78,23 +82,19 @@ export async function runTerminal(options: TerminalOptions): Promise<number> {
       write(`${text}\n`);
       return;
     }
-    const rows = clearBottom();
+    const lineRows = clearBottom();
     const status = statusLine === null ? "" : `${statusLine}\n`;
-    // the blank rows are where the prompt was: redrawing it moves up over them
-    write(`${text}\n${status}${"\n".repeat(Math.max(0, rows - (statusLine === null ? 0 : 1)))}`);
+    write(`${text}\n${status}${"\n".repeat(lineRows)}`);
     rl.prompt(true);
   };
   /** Shows (or clears) one line of progress above the prompt; the next one replaces it. */
   const status = (text: string | null) => {
     if (closed || !promptShown || !rl.terminal) return;
-    const rows = clearBottom();
+    const lineRows = clearBottom();
     statusLine = text === null
       ? null
-      : text.split("\n")[0].slice(0, Math.max(10, (output.columns ?? 80) - 1));
-    const promptRows = rows - (statusLine === null ? 0 : 0);
-    write(
-      `${statusLine === null ? "" : `${statusLine}\n`}${"\n".repeat(Math.max(0, promptRows - 1))}`,
-    );
+      : fitLine(text.split("\n")[0], Math.max(10, (output.columns || 80) - 1));
+    write(`${statusLine === null ? "" : `${statusLine}\n`}${"\n".repeat(lineRows)}`);
     rl.prompt(true);
   };
   const showPrompt = () => {
@@ -179,4 +179,23 @@ function banner(host: Host, plugins: string[], style: Style): string {
     `Sausage console on ${host.world.root} (${installed}).\n` +
       "Type help for the commands; any other text goes to the agent. Ctrl-D leaves.",
   );
+}
+
+/**
+ * The first `width` visible characters of a line: colour codes take no
+ * room, and all of them are kept, so a cut never leaves a colour on.
+ */
+export function fitLine(text: string, width: number): string {
+  let visible = 0;
+  let out = "";
+  // deno-lint-ignore no-control-regex
+  for (const part of text.split(/(\x1b\[[0-9;]*m)/)) {
+    if (part.startsWith("\x1b[")) {
+      out += part;
+    } else {
+      out += part.slice(0, Math.max(0, width - visible));
+      visible += part.length;
+    }
+  }
+  return out;
 }
