@@ -736,17 +736,24 @@ class _HostFile implements FileHandle {
         file.seekSync(offset, Deno.SeekMode.Start);
         this.#pos = offset;
       }
-      let done = 0;
+    } catch (e) {
+      this.#pos = -1;
+      throw _fromHost(e, "write", this.path);
+    }
+    let done = 0;
+    try {
       while (done < data.length) {
         const n = file.writeSync(done === 0 ? data : data.subarray(done));
         done += n;
         this.#pos += n;
       }
-      return done;
     } catch (e) {
+      // What was written stays written: report it as a short write, as the host does.
+      if (done > 0) return done;
       this.#pos = -1;
       throw _fromHost(e, "write", this.path);
     }
+    return done;
   }
 
   append(data: Uint8Array): number {
@@ -758,8 +765,7 @@ class _HostFile implements FileHandle {
     } catch (e) {
       throw _fromHost(e, "write", this.path);
     }
-    this.write(data, size);
-    return size + data.length;
+    return this.write(data, size);
   }
 
   setSize(size: number): void {

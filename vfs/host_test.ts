@@ -113,7 +113,8 @@ Deno.test("host: files, folders, links and times work as on POSIX", () => {
     const buf = new Uint8Array(12);
     assert.equal(file.read(buf, 0), 12);
     assert.deepEqual([...buf.subarray(5, 10)], [0, 0, 0, 0, 0]);
-    assert.equal(file.append(enc.encode("!")), 13);
+    assert.equal(file.append(enc.encode("!")), 1);
+    assert.equal(file.stat().size, 13);
     file.setSize(2);
     assert.equal(file.stat().size, 2);
     file.sync();
@@ -620,6 +621,32 @@ Deno.test("host: the link prefix is an option", () => {
     assert.equal(Deno.readLinkSync(`${root}/l`), "/.other-links//a");
     assert.equal(fs.readlink("/l"), "/a");
     assert.throws(() => new HostFileSystem(root, { linkPrefix: "relative/" }), TypeError);
+  } finally {
+    done();
+  }
+});
+
+Deno.test("host: a write that fails part way returns the count written (a short write)", async () => {
+  const { fs, root, done } = setup();
+  try {
+    const fifo = `${root}/pipe`;
+    new Deno.Command("mkfifo", { args: [fifo] }).outputSync();
+    // a reader that takes 100 000 bytes and goes: the rest of the write meets EPIPE
+    const reader = new Deno.Command("head", { args: ["-c", "100000", fifo], stdout: "null" })
+      .spawn();
+    const file = fs.open("/pipe", { write: true });
+    const data = new Uint8Array(1 << 20);
+    let written = 0;
+    let error = "none";
+    try {
+      while (written < data.length) written += file.write(data.subarray(written), written);
+    } catch (e) {
+      error = e instanceof VfsError ? e.code : String(e);
+    }
+    file.close();
+    await reader.status;
+    assert.ok(written >= 100000 && written < data.length, `${written}`);
+    assert.equal(error, "EPIPE");
   } finally {
     done();
   }

@@ -566,8 +566,7 @@ class _FileHandle implements FileHandle {
 
   append(data: Uint8Array): number {
     const file = this.#open("write", "write");
-    this.write(data, file.size);
-    return file.size;
+    return this.write(data, file.size);
   }
 
   setSize(size: number): void {

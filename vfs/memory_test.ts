@@ -63,7 +63,8 @@ Deno.test("memory: files, folders, links, times", () => {
   const buf = new Uint8Array(9);
   f.read(buf, 0);
   assert.deepEqual([...buf.subarray(5)], [0, 0, 0, 33]);
-  assert.equal(f.append(enc.encode("?")), 10);
+  assert.equal(f.append(enc.encode("?")), 1);
+  assert.equal(f.stat().size, 10);
   f.setSize(2);
   f.setSize(4);
   assert.deepEqual([...buf.subarray(0, f.read(buf, 0))], [104, 101, 0, 0]);

@@ -296,12 +296,14 @@ class _RemoteHandle implements FileHandle {
     return written;
   }
   append(data: Uint8Array): number {
-    let size = 0;
+    let done = 0;
     for (let at = 0; at < data.length || at === 0; at += CHANNEL_DATA_BYTES) {
-      size = this.#call("append", [], data.subarray(at, at + CHANNEL_DATA_BYTES)).value as number;
-      if (data.length === 0) break;
+      const chunk = data.subarray(at, at + CHANNEL_DATA_BYTES);
+      const n = this.#call("append", [], chunk).value as number;
+      done += n;
+      if (n < chunk.length || data.length === 0) break;
     }
-    return size;
+    return done;
   }
   setSize(size: number): void {
     this.#call("setSize", [size]);

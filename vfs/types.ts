@@ -213,7 +213,10 @@ export interface FileHandle {
    * fewer bytes when the layer filled up after writing some (a short write).
    */
   write(data: Uint8Array, offset: number): number;
-  /** Writes all of `data` at the end of the file; returns the new size. */
+  /**
+   * Writes `data` at the end of the file; returns the number of bytes
+   * written, as {@linkcode write} does (fewer in a short write).
+   */
   append(data: Uint8Array): number;
   /** Sets the size, cutting or extending with zero bytes. */
   setSize(size: number): void;

@@ -782,10 +782,24 @@ class _FileSink implements ByteSink {
     if (file === null) throw _streamError("bad-descriptor");
     if (bytes.length === 0) return;
     try {
-      if (this.#position < 0) file.handle.append(bytes);
-      else {
-        file.handle.write(bytes, this.#position);
-        this.#position += bytes.length;
+      // A stream write takes all of `bytes`: a short write is continued, and
+      // a layer that then writes nothing has run out of space.
+      let done = 0;
+      while (done < bytes.length) {
+        const rest = done === 0 ? bytes : bytes.subarray(done);
+        const n = this.#position < 0
+          ? file.handle.append(rest)
+          : file.handle.write(rest, this.#position);
+        if (n <= 0) {
+          throw new VfsError(
+            "ENOSPC",
+            "write",
+            file.handle.path,
+            `${done} of ${bytes.length} bytes`,
+          );
+        }
+        if (this.#position >= 0) this.#position += n;
+        done += n;
       }
       this.#sync?.(file.handle);
     } catch (e) {

@@ -12,7 +12,15 @@ import {
   releaseFilesystem,
 } from "./filesystem.ts";
 import { InputStream, IoError, OutputStream } from "./io.ts";
-import { HostFileSystem, MemoryFileSystem } from "../../vfs/mod.ts";
+import {
+  type FileHandle,
+  HostFileSystem,
+  MemoryFileSystem,
+  type OpenOptions,
+  type Stat,
+  type TimeSpec,
+  VfsError,
+} from "../../vfs/mod.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -568,6 +576,70 @@ Deno.test("filesystem: the same calls work on a memory layer", () => {
     assert.equal(code(() => root.removeDirectoryAt("run/..")), "not-empty");
     assert.equal(code(() => root.openAt(FOLLOW, "nope", {}, R)), "no-entry");
     run[Symbol.dispose]();
+  } finally {
+    releaseFilesystem(imports);
+  }
+});
+
+/** A memory layer whose files take at most `step` bytes per write, and nothing past `limit`. */
+class ShortWrites extends MemoryFileSystem {
+  constructor(readonly step: number, readonly limit: number) {
+    super();
+  }
+  override open(path: string, options: OpenOptions): FileHandle {
+    const inner = super.open(path, options);
+    if (inner.kind !== "file") return inner;
+    const { step, limit } = this;
+    const room = (n: number) => Math.max(0, Math.min(n, step, limit - inner.stat().size));
+    return {
+      kind: inner.kind,
+      path: inner.path,
+      read: (b: Uint8Array, o: number) => inner.read(b, o),
+      write: (d: Uint8Array, o: number) => {
+        const n = Math.max(0, Math.min(d.length, step, limit - o));
+        if (n === 0) throw new VfsError("ENOSPC", "write", path);
+        return inner.write(d.subarray(0, n), o);
+      },
+      append: (d: Uint8Array) => {
+        const n = room(d.length);
+        if (n === 0) throw new VfsError("ENOSPC", "write", path);
+        return inner.append(d.subarray(0, n));
+      },
+      setSize: (s: number) => inner.setSize(s),
+      stat: (): Stat => inner.stat(),
+      sync: () => inner.sync(),
+      syncData: () => inner.syncData(),
+      setTimes: (a: TimeSpec, m: TimeSpec) => inner.setTimes(a, m),
+      close: () => inner.close(),
+    };
+  }
+}
+
+Deno.test("filesystem: a stream write honours a layer's short writes: every byte or an error", () => {
+  const imports = filesystemImportsFor([{ guestPath: "/", fs: new ShortWrites(3, 20) }]);
+  try {
+    const root = preopens(imports)[0][0];
+    const f = root.openAt(FOLLOW, "f", CREATE, RW);
+    const out = f.writeViaStream(2n);
+    out.write(enc.encode("abcdefgh")); // three calls of the layer
+    out.write(enc.encode("ij"));
+    const app = f.appendViaStream();
+    app.write(enc.encode("KLMNO"));
+    assert.equal(dec.decode(f.read(100n, 0n)[0]), "\0\0abcdefghijKLMNO");
+    // past the layer's limit: what fits is written, and the stream says it failed
+    let failed: unknown;
+    try {
+      app.write(enc.encode("0123456789"));
+    } catch (e) {
+      failed = e;
+    }
+    const err = failed as { tag: string; val: IoError };
+    assert.equal(err?.tag, "last-operation-failed", String(failed));
+    assert.equal(filesystemErrorCode(err.val), "insufficient-space");
+    assert.equal(dec.decode(f.read(100n, 0n)[0]), "\0\0abcdefghijKLMNO012");
+    out[Symbol.dispose]();
+    app[Symbol.dispose]();
+    f[Symbol.dispose]();
   } finally {
     releaseFilesystem(imports);
   }
