@@ -248,6 +248,10 @@ export class Host {
     host.journal.event(null, null, `host start: world ${world.root}, pid ${Deno.pid}`);
     for (const note of await host.activation.recover()) host.onNote(note);
     await Deno.mkdir(world.pluginsDir, { recursive: true });
+    // a folder whose name is not a plugin name is never called: say so at start
+    for (const warning of await host.versions.folderWarnings()) {
+      host.journal.event(null, null, warning);
+    }
     // /plugins/cargo/sdk/ is the SDK this host ships; cargo.build compiles against it
     await installSdk(join(world.pluginDir("cargo"), "sdk")).catch((e) =>
       host.journal.event(null, null, `warning: cannot install the SDK in plugins/cargo/sdk: ${e}`)

@@ -242,12 +242,7 @@ Deno.test("a lock is released when its holder crashes holding it: the next waite
   await eventually(() => w.host.locks.snapshot().length === 0);
 });
 
-Deno.test({
-  name:
-    "folders of plugins/ with names that are not plugin names get one journal warning each, with the rule and the fix",
-  // on once Host.start journals PluginVersions.folderWarnings() (core/host.ts)
-  ignore: true,
-}, async () => {
+Deno.test("folders of plugins/ with names that are not plugin names get one journal warning each, with the rule and the fix", async () => {
   await using w = await startWorld({
     files: {
       "plugins/Bad/plugin.wasm": "not run",
