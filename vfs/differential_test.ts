@@ -7,7 +7,8 @@
  * climb above the root lexically, so the two sides agree by construction on
  * where a path leads (the host does not know the `chroot` rules the layer
  * applies above its root). Everything else, including links, loops and `..`
- * after links, is compared.
+ * after links, is compared. File contents are read and written at offsets
+ * (also past the end), appended to and resized.
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
@@ -35,7 +36,10 @@ type Op =
   | { op: "readlink"; path: string }
   | { op: "truncate"; path: string; size: number }
   | { op: "createNew"; path: string }
-  | { op: "openNoFollow"; path: string };
+  | { op: "openNoFollow"; path: string }
+  | { op: "pwrite"; path: string; offset: number; text: string }
+  | { op: "pread"; path: string; offset: number; length: number }
+  | { op: "append"; path: string; text: string };
 
 /** A path of 1 to 3 components with an occasional `..` that never climbs above `/`. */
 const pathArb = fc
@@ -95,11 +99,37 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: pathArb.map((path) => ({ op: "createNew" as const, path })) },
   { weight: 1, arbitrary: pathArb.map((path) => ({ op: "openNoFollow" as const, path })) },
   {
-    weight: 1,
+    weight: 2,
     arbitrary: fc.record({
       op: fc.constant("truncate" as const),
       path: pathArb,
       size: fc.nat(20),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      op: fc.constant("pwrite" as const),
+      path: pathArb,
+      offset: fc.nat(16),
+      text: fc.string({ maxLength: 8 }),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      op: fc.constant("pread" as const),
+      path: pathArb,
+      offset: fc.nat(16),
+      length: fc.integer({ min: 1, max: 16 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant("append" as const),
+      path: pathArb,
+      text: fc.string({ maxLength: 8 }),
     }),
   },
 );
@@ -178,6 +208,33 @@ function viaLayer(fs: FileSystem, op: Op): unknown {
       }
       return;
     }
+    case "pwrite": {
+      const f = fs.open(op.path, { write: true, create: true });
+      try {
+        return f.write(enc.encode(op.text), op.offset);
+      } finally {
+        f.close();
+      }
+    }
+    case "pread": {
+      const f = fs.open(op.path, { read: true });
+      try {
+        // a folder opens for reading; reading it is EISDIR, as on the host
+        if (f.kind === "directory") throw new VfsError("EISDIR", "read", op.path);
+        const buf = new Uint8Array(op.length);
+        return [...buf.subarray(0, f.read(buf, op.offset))];
+      } finally {
+        f.close();
+      }
+    }
+    case "append": {
+      const f = fs.open(op.path, { write: true });
+      try {
+        return f.append(enc.encode(op.text));
+      } finally {
+        f.close();
+      }
+    }
   }
 }
 
@@ -230,6 +287,33 @@ function viaDeno(root: string, op: Op): unknown {
         f.close();
       }
       return;
+    }
+    case "pwrite": {
+      const f = Deno.openSync(root + op.path, { write: true, create: true });
+      try {
+        f.seekSync(op.offset, Deno.SeekMode.Start);
+        return f.writeSync(enc.encode(op.text));
+      } finally {
+        f.close();
+      }
+    }
+    case "pread": {
+      const f = Deno.openSync(root + op.path, { read: true });
+      try {
+        f.seekSync(op.offset, Deno.SeekMode.Start);
+        const buf = new Uint8Array(op.length);
+        return [...buf.subarray(0, f.readSync(buf) ?? 0)];
+      } finally {
+        f.close();
+      }
+    }
+    case "append": {
+      const f = Deno.openSync(root + op.path, { append: true });
+      try {
+        return f.writeSync(enc.encode(op.text));
+      } finally {
+        f.close();
+      }
     }
   }
 }

@@ -557,6 +557,8 @@ class _FileHandle implements FileHandle {
 
   write(data: Uint8Array, offset: number): number {
     const file = this.#open("write", "write");
+    // as pwrite(2): writing nothing does not extend the file
+    if (data.length === 0) return 0;
     const end = offset + data.length;
     if (end > file.size) MemoryFileSystem._access.resize(this.#fs, file, end, this.path);
     file.data.set(data, offset);
