@@ -23,9 +23,11 @@
  *   path of the layer, never of the host. Deno makes links only with unscoped
  *   permissions: a worker passes {@linkcode FilesystemOptions.symlink}.
  * - Permissions come from the layer: a read-only layer refuses changes with
- *   `read-only`. The `mutate-directory` flag of a descriptor is reported but
+ *   `read-only`. The `mutate-directory` flag of a descriptor is reported as
+ *   it was opened with (a preopen has it unless its layer is read-only) but
  *   not required, as in Wasmtime (wasi-libc opens folders without it and
- *   then changes things in them).
+ *   then changes things in them). Reading, writing or resizing a file opened
+ *   without that access is `not-permitted`, as in Wasmtime.
  * - `file-integrity-sync` and `data-integrity-sync` are honoured with a sync
  *   after each write (Wasmtime refuses them with `unsupported`).
  * - At most {@linkcode MAX_DESCRIPTORS_PER_PROCESS} descriptors per process,
@@ -288,7 +290,16 @@ export class Descriptor {
     if (handle.kind === "directory") {
       this.#file = null;
       this.#dir = handle;
-      this.#flags = { read: true, mutateDirectory: !fs.readOnly };
+      // a preopen has every right of its layer; an opened folder the flags it was opened with
+      this.#flags = counted
+        ? {
+          read: flags.read === true,
+          mutateDirectory: flags.mutateDirectory === true,
+          ...(flags.fileIntegritySync ? { fileIntegritySync: true } : {}),
+          ...(flags.dataIntegritySync ? { dataIntegritySync: true } : {}),
+          ...(flags.requestedWriteSync ? { requestedWriteSync: true } : {}),
+        }
+        : { read: true, mutateDirectory: !fs.readOnly };
     } else {
       this.#file = new _OpenFile(handle, process);
       this.#dir = null;
@@ -305,20 +316,20 @@ export class Descriptor {
 
   /** A stream that reads the file from `offset`. */
   readViaStream(offset: bigint): InputStream {
-    const file = this.#openFile("read");
+    const file = this.#openFile("read", "bad-descriptor");
     return new InputStream(new _FileSource(file.retain(), _offsetForRead(offset)));
   }
 
   /** A stream that writes the file from `offset`. */
   writeViaStream(offset: bigint): OutputStream {
-    const file = this.#openFile("write");
+    const file = this.#openFile("write", "bad-descriptor");
     const sync = this.#syncAfterWrite();
     return new OutputStream(new _FileSink(file.retain(), _offsetForWrite(offset), sync));
   }
 
   /** A stream that writes at the end of the file. */
   appendViaStream(): OutputStream {
-    const file = this.#openFile("write");
+    const file = this.#openFile("write", "bad-descriptor");
     return new OutputStream(new _FileSink(file.retain(), -1, this.#syncAfterWrite()));
   }
 
@@ -649,10 +660,17 @@ export class Descriptor {
     return this.#file ? this.#file.handle : this.#dir!;
   }
 
-  /** The open file, checked for the access asked; folders are `bad-descriptor`, as in Wasmtime. */
-  #openFile(access?: "read" | "write"): _OpenFile {
+  /**
+   * The open file, checked for the access asked. As in Wasmtime, folders are
+   * `bad-descriptor`, and a file opened without the access is `not-permitted`
+   * (`bad-descriptor` for a stream).
+   */
+  #openFile(
+    access?: "read" | "write",
+    denied: "not-permitted" | "bad-descriptor" = "not-permitted",
+  ): _OpenFile {
     if (this.#closed || this.#file === null) throw "bad-descriptor";
-    if (access && !this.#flags[access]) throw "bad-descriptor";
+    if (access && !this.#flags[access]) throw denied;
     return this.#file;
   }
 
