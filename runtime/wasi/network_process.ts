@@ -225,11 +225,21 @@ export class Notifier {
   wait(): Promise<void> {
     if (this.#next) return this.#next;
     if (this.#process.released) return this.#process.wait(new Promise<void>(() => {}));
-    this.#next = this.#process.wait(this.#signal.wait());
+    const next = this.#process.wait(this.#signal.wait());
+    // the signal also settles by itself (a refresh): a settled wait must never be handed out
+    // again, or every poll would return at once and spin
+    const settled = () => {
+      if (this.#next !== next) return;
+      this.#next = null;
+      _pending.delete(this);
+      this.#process.pending.delete(this);
+    };
+    next.then(settled, settled);
+    this.#next = next;
     _pending.add(this);
     this.#process.pending.add(this);
     _refresher ??= setInterval(_refreshAll, WAIT_REFRESH_MS);
-    return this.#next;
+    return next;
   }
 
   /** Wakes every waiter. */
