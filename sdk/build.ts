@@ -11,18 +11,21 @@ const SDK = new URL("./", import.meta.url).pathname;
 /** The target folder shared by the SDK and its plugins. */
 export const TARGET_DIR = `${SDK}target`;
 
-/** The crates: plugin name in a test world → crate folder. */
+/** The crates: plugin name in a test world → crate folder (`#bin` names one of its binaries). */
 export const PLUGINS: Record<string, string> = {
   notes: `${SDK}../plugins/notes`,
   www: `${SDK}../plugins/www`,
   secrets: `${SDK}../plugins/secrets`,
   probe: `${SDK}test-plugins/probe`,
   client: `${SDK}test-plugins/client`,
+  // one crate, two binaries: two versions of one plugin
+  counter_v1: `${SDK}test-plugins/counter#counter_v1`,
+  counter_v2: `${SDK}test-plugins/counter#counter_v2`,
 };
 
-const built = new Map<string, Promise<string>>();
+const built = new Map<string, Promise<void>>();
 
-async function build(dir: string): Promise<string> {
+async function build(dir: string): Promise<void> {
   const toolchain = await findWasmToolchain();
   const out = await new Deno.Command("cargo", {
     args: ["build", "--release", "--quiet", "--target", WASM_TARGET],
@@ -34,22 +37,31 @@ async function build(dir: string): Promise<string> {
   if (!out.success) {
     throw new Error(`cargo build in ${dir} failed:\n${new TextDecoder().decode(out.stderr)}`);
   }
-  const manifest = await Deno.readTextFile(`${dir}/Cargo.toml`);
-  const name = manifest.match(/^name\s*=\s*"([^"]+)"/m)?.[1];
-  if (!name) throw new Error(`no package name in ${dir}/Cargo.toml`);
+}
+
+/** The `.wasm` of a crate's binary: the one named, or the package's. */
+async function wasmOf(dir: string, bin: string | undefined): Promise<string> {
+  let name = bin;
+  if (!name) {
+    const manifest = await Deno.readTextFile(`${dir}/Cargo.toml`);
+    name = manifest.match(/^name\s*=\s*"([^"]+)"/m)?.[1];
+    if (!name) throw new Error(`no package name in ${dir}/Cargo.toml`);
+  }
   return `${TARGET_DIR}/${WASM_TARGET}/release/${name}.wasm`;
 }
 
 /** The built `.wasm` of a plugin of {@linkcode PLUGINS} (built once per test process). */
-export function plugin(name: string): Promise<string> {
-  const dir = PLUGINS[name];
-  if (!dir) throw new Error(`no SDK plugin ${name}`);
-  let wasm = built.get(dir);
-  if (!wasm) {
-    wasm = build(dir);
-    built.set(dir, wasm);
+export async function plugin(name: string): Promise<string> {
+  const entry = PLUGINS[name];
+  if (!entry) throw new Error(`no SDK plugin ${name}`);
+  const [dir, bin] = entry.split("#");
+  let done = built.get(dir);
+  if (!done) {
+    done = build(dir);
+    built.set(dir, done);
   }
-  return wasm;
+  await done;
+  return await wasmOf(dir, bin);
 }
 
 /** Copies SDK plugins into a world: world plugin name → name in {@linkcode PLUGINS}. */
