@@ -161,9 +161,10 @@ export class Instance {
       { path: "/proc", fs: new RemoteFileSystem(channel, layers.proc, { readOnly: true }) },
       { path: "/self", fs: new RemoteFileSystem(channel, layers.self) },
       { path: "/run", fs: new RemoteFileSystem(channel, layers.run) },
+      // folders of the developer's own (a test's package folder): their links stay as they are
       ...(files.mounts ?? []).map((m) => ({
         path: m.guestPath,
-        fs: new HostFileSystem(m.hostPath),
+        fs: new HostFileSystem(m.hostPath, { keepHostLinks: true }),
       })),
     ]);
     return filesystemImportsFor([{ guestPath: "/", fs: table }]);
