@@ -24,8 +24,13 @@ fn rules() {
     let cases = trybuild::TestCases::new();
     if version.starts_with(WRITTEN_FOR) {
         cases.compile_fail("tests/fail/*.rs");
-    } else {
-        eprintln!("the expected errors are written for {WRITTEN_FOR}x; this is {version}: only the passing cases run");
+    } else if std::env::var_os("UI_TESTS_PASS_ONLY").is_none() {
+        panic!(
+            "the expected errors are written for {WRITTEN_FOR}x, and this is {}: run with that \
+             toolchain (`. /opt/rust-wasip2/env.sh`), or set UI_TESTS_PASS_ONLY=1 to run only the \
+             cases that must compile",
+            version.trim()
+        );
     }
     cases.pass("tests/pass/*.rs");
 }
