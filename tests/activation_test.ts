@@ -79,6 +79,28 @@ Deno.test("a compatible version is activated: the copy becomes plugin.wasm, the 
   assert.deepEqual(await w.call("notes.add", { text: "milk" }), { count: 1 });
 });
 
+Deno.test("a compatible change of a consumer is activated; a breaking one is refused and names the method", async () => {
+  await using w = await world();
+  const compatible = await w.request("core.activate", {
+    plugin: "agent",
+    wasm: await stage(w, "agent_v1b"),
+  });
+  assert.equal(compatible.error, undefined, compatible.error?.message);
+  await eventually(() =>
+    JSON.stringify(w.host.graph.view.plugins.agent?.imports.notes?.methods) === '["add","list"]'
+  );
+  assert.equal(w.host.graph.view.plugins.agent.imports.notes.status, "ok");
+  assert.equal(await w.call("agent.chat"), "hello");
+  const breaking = await w.request("core.activate", {
+    plugin: "agent",
+    wasm: await stage(w, "agent_v2"),
+  });
+  assert.equal(breaking.error?.code, -32003);
+  assert.match(breaking.error!.message, /notes\.add/);
+  assert.match(breaking.error!.message, /"body"/);
+  assert.equal(await w.call("agent.chat"), "hello");
+});
+
 Deno.test("two plugins activated together are checked as a set", async () => {
   await using w = await world();
   const r = await w.request("core.activate", {
