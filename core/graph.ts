@@ -48,6 +48,8 @@ export class Graph {
   #view: GraphView = { plugins: {}, counts: {} };
   #broken = new Set<string>();
 
+  #updating: Promise<unknown> = Promise.resolve();
+
   constructor(
     deps: {
       world: World;
@@ -96,8 +98,18 @@ export class Graph {
     return documents;
   }
 
-  /** Computes the graph anew, and journals each import that broke since the last time. */
-  async update(): Promise<GraphView> {
+  /**
+   * Computes the graph anew, and journals each import that broke since the
+   * last time. Updates run one after the other, so the last one asked for
+   * shows the world as it is now, never an older one that ended later.
+   */
+  update(): Promise<GraphView> {
+    const run = this.#updating.then(() => this.#compute(), () => this.#compute());
+    this.#updating = run.catch(() => {});
+    return run;
+  }
+
+  async #compute(): Promise<GraphView> {
     const documents = await this.documents();
     const check = checkWorld(documents);
     const plugins: Record<string, GraphPlugin> = {};

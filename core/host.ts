@@ -256,7 +256,10 @@ export class Host {
     await installSdk(join(world.pluginDir("cargo"), "sdk")).catch((e) =>
       host.journal.event(null, null, `warning: cannot install the SDK in plugins/cargo/sdk: ${e}`)
     );
-    host.#watcher = new PluginWatcher(world, host.versions, host.journal);
+    // a new version updates the graph after its discovery; a removed or broken file at once
+    host.#watcher = new PluginWatcher(world, host.versions, host.journal, () => {
+      host.graph.update().catch(() => {});
+    });
     host.discovered = host.#discoverAll();
     if (options.services ?? true) {
       (host as { servicesStarted: Promise<void> }).servicesStarted = host.#startServices(

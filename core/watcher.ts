@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { basename, dirname, relative } from "node:path";
+import { relative, sep as SEPARATOR } from "node:path";
 import type { Journal } from "./journal.ts";
 import { isPluginName } from "./names.ts";
 import type { PluginVersions } from "./versions.ts";
@@ -19,23 +19,30 @@ export class PluginWatcher {
   readonly #timers = new Map<string, ReturnType<typeof setTimeout>>();
   readonly #done: Promise<void>;
 
-  constructor(world: World, versions: PluginVersions, journal: Journal) {
+  /** `onChanged` runs after each change has been looked at (for the graph). */
+  constructor(
+    world: World,
+    versions: PluginVersions,
+    journal: Journal,
+    onChanged: (plugin: string) => void = () => {},
+  ) {
     const watcher = Deno.watchFs(world.pluginsDir, { recursive: true });
     this.#watcher = watcher;
     this.#done = (async () => {
       for await (const event of watcher) {
         for (const path of event.paths) {
-          if (basename(path) !== "plugin.wasm") continue;
-          const plugin = basename(dirname(path));
-          if (relative(world.pluginsDir, dirname(path)) !== plugin || !isPluginName(plugin)) {
-            continue;
-          }
+          // plugins/<name>/plugin.wasm, or plugins/<name> itself: a folder removed or renamed
+          // whole may be reported without its files
+          const parts = relative(world.pluginsDir, path).split(SEPARATOR);
+          const plugin = parts[0];
+          const concerns = parts.length === 1 || (parts.length === 2 && parts[1] === "plugin.wasm");
+          if (!concerns || !isPluginName(plugin)) continue;
           clearTimeout(this.#timers.get(plugin));
           this.#timers.set(
             plugin,
             setTimeout(() => {
               this.#timers.delete(plugin);
-              this.#changed(plugin, world, versions, journal);
+              this.#changed(plugin, world, versions, journal).finally(() => onChanged(plugin));
             }, SETTLE_MS),
           );
         }

@@ -38,6 +38,30 @@ Deno.test("the graph shows plugins, imports and the result of each check", async
   assert.match(dot, /"agent" -> "notes";/);
 });
 
+Deno.test("the graph shows an import of a missing plugin and of an unavailable one, in graph.json and graph.dot", async () => {
+  await using w = await startWorld({
+    plugins: { probe: "probe", agent: "agent_v1" },
+    files: { "plugins/notes/plugin.wasm": "not a component" },
+  });
+  await eventually(() => w.host.graph.view.plugins.agent?.imports.notes?.status === "unavailable");
+  const read = async (path: string) =>
+    ((await w.call("probe.read_file", { path })) as { text: string }).text;
+  const graph = JSON.parse(await read("/proc/core/graph.json"));
+  assert.equal(graph.plugins.agent.imports.notes.status, "unavailable");
+  assert.match(graph.plugins.notes.discovery, /^unavailable: /);
+  await Deno.remove(join(w.root, "plugins", "notes"), { recursive: true });
+  await eventually(
+    () => w.host.graph.view.plugins.agent?.imports.notes?.status === "missing",
+    10_000,
+  );
+  const dot = await read("/proc/core/graph.dot");
+  assert.match(dot, /"agent" -> "notes"/);
+  assert.equal(
+    JSON.parse(await read("/proc/core/graph.json")).plugins.agent.imports.notes.status,
+    "missing",
+  );
+});
+
 Deno.test("a breaking version is rejected with -32003, the counterexample, and nothing changes", async () => {
   await using w = await world();
   const before = await hashOf(w, "plugin.wasm");

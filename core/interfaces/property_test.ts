@@ -24,8 +24,6 @@
  * - in a world of plugins, every removed method or endpoint interface,
  *   missing and unavailable provider is reported, and the counts agree;
  * - any document, however malformed, gives an answer and no exception.
- *
- * Two more properties show known bugs and are ignored until they are fixed.
  */
 
 import assert from "node:assert/strict";
