@@ -174,3 +174,12 @@ Deno.test("a long call finishes on the old version during the grace period", asy
   await eventually(() => w.host.journal.query({ grep: "^upgrade probe" }).length === 1);
   assert.deepEqual(await long, { slept: 1500 });
 });
+
+Deno.test("a version that declares no grace period gets 60 s", async () => {
+  await using w = await startWorld();
+  const probe = await w.host.versions.current("probe");
+  const found = await w.host.discovery.discover("probe", probe);
+  assert.ok(found.ok);
+  assert.equal(found.document["x-sausage-grace"], undefined);
+  assert.equal(w.host.upgrades.graceSeconds(probe.hash), 60);
+});
