@@ -105,7 +105,7 @@ Deno.test("writes under /proc always fail", async () => {
   for (const path of ["/proc/x.txt", "/proc/core/PROTOCOL.md", "/proc/core/new"]) {
     const r = await write(w, path, "x");
     assert.ok("error" in r, path);
-    assert.match(String(r.kind), /ReadOnlyFilesystem|PermissionDenied/, `${path}: ${r.kind}`);
+    assert.equal(String(r.kind), "ReadOnlyFilesystem", `${path}: ${r.kind}`);
   }
 });
 
@@ -136,7 +136,7 @@ Deno.test("temporary file and atomic rename work in /run and /self; a rename acr
   assert.equal((await read(w, "/run/final")).text, "v1");
   await write(w, "/state/a.txt", "a");
   const across = await fsOp(w, { op: "rename", path: "/state/a.txt", to: "/run/a.txt" });
-  assert.match(String(across.kind), /CrossesDevices|Other|Uncategorized/, String(across.error));
+  assert.equal(String(across.kind), "CrossesDevices", String(across.error));
   const busy = await fsOp(w, { op: "rename", path: "/run", to: "/state/run" });
   assert.ok("error" in busy);
 });
