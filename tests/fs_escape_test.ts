@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { SELF_BYTES } from "../core/files.ts";
+import { RUN_BYTES, SELF_BYTES } from "../core/files.ts";
 import { Host } from "../core/host.ts";
 import { MAX_DESCRIPTORS_PER_PROCESS } from "../runtime/wasi/filesystem.ts";
 import {
@@ -548,6 +548,34 @@ Deno.test("/self is full at 64 MiB: insufficient-space (ENOSPC), earlier data in
     ok: "fresh",
   });
   await eventually(() => w.host.processes.list().length === 0);
+});
+
+Deno.test("/run, shared by all processes, is full at 256 MiB: insufficient-space for the writer, earlier data intact; the host and other processes go on", async () => {
+  await using w = await fsprobeWorld();
+  // most of /run is taken by another holder (written on the host: quicker than a plugin)
+  const filler = w.host.files.run.open("/filler", { write: true, create: true });
+  const mib = new Uint8Array(1 << 20).fill(7);
+  const fillerBytes = RUN_BYTES - (1 << 20);
+  for (let at = 0; at < fillerBytes; at += mib.length) filler.write(mib, at);
+  filler.close();
+  const r = await fsprobe(w, "fill", { path: "/run/big", keep: "/run/keep.txt" });
+  const error = r.error as IoError;
+  assert.deepEqual(
+    [error.errno, error.code, error.kind],
+    ["ENOSPC", "insufficient-space", "StorageFull"],
+    show(r),
+  );
+  const size = (r.size as { ok: number }).ok;
+  assert.ok(size > 0 && size <= 1 << 20, show(r));
+  assert.deepEqual((r.read_back as { ok: unknown }).ok, { len: size, first_bad: null });
+  assert.deepEqual(r.keep_read, { ok: "earlier data" });
+  // another process reads /run while it is full, and writes once space is given back
+  const reader = await fsprobe(w, "ops", { ops: [{ op: "read", path: "/run/keep.txt" }] });
+  assert.deepEqual(reader, [{ ok: "earlier data" }]);
+  w.host.files.run.unlink("/filler");
+  assert.deepEqual(await fsprobe(w, "write", { path: "/run/after", text: "room again" }), {
+    ok: "room again",
+  });
 });
 
 Deno.test("SQLite in a full /self fails cleanly (database or disk is full), keeps its data, and works once space is freed", async () => {
