@@ -1,0 +1,119 @@
+/**
+ * A world on a disk that a plugin fills: a tmpfs of its own (so the test
+ * needs root, to mount it). The writer gets insufficient-space, the host
+ * stays up, the journal keeps its entries in memory while it cannot write,
+ * and nothing journaled is lost once there is room again.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Host } from "../core/host.ts";
+import { initWorld } from "../core/world.ts";
+import { eventually, installPlugin, TEST_CACHE_DIR } from "./world.ts";
+
+/** Whether this machine lets the test mount a tmpfs (root, and a mount namespace that allows it). */
+function canMount(): boolean {
+  if (Deno.build.os !== "linux" || Deno.uid() !== 0) return false;
+  const dir = Deno.makeTempDirSync({ prefix: "sausage-mount-probe-" });
+  try {
+    const tmpfs = ["-t", "tmpfs", "-o", "size=1m", "tmpfs", dir];
+    if (!new Deno.Command("mount", { args: tmpfs, stderr: "null" }).outputSync().success) {
+      return false;
+    }
+    new Deno.Command("umount", { args: [dir] }).outputSync();
+    return true;
+  } catch {
+    return false; // no mount command
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+}
+
+async function run(command: string, ...args: string[]): Promise<void> {
+  const out = await new Deno.Command(command, { args, stderr: "piped" }).output();
+  if (!out.success) {
+    throw new Error(`${command} ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  }
+}
+
+Deno.test({
+  name:
+    "a plugin fills the world's disk: it gets insufficient-space, the host goes on, and the journal loses nothing",
+  ignore: !canMount(),
+}, async () => {
+  const disk = await Deno.makeTempDir({ prefix: "sausage-small-disk-" });
+  await run("mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", disk);
+  const notes: string[] = [];
+  let host: Host | undefined;
+  try {
+    const root = join(disk, "world");
+    await initWorld(root);
+    await installPlugin(root, "fsprobe", "fsprobe");
+    host = await Host.start({
+      world: root,
+      cacheDir: TEST_CACHE_DIR,
+      onNote: (text) => notes.push(text),
+    });
+    await host.discovered;
+    const client = host.client("console");
+    const call = async (method: string, params: Record<string, unknown>) => {
+      const r = await client.request(method, params);
+      assert.equal(r.error, undefined, JSON.stringify(r.error));
+      return r.result as Record<string, unknown>;
+    };
+    assert.deepEqual(await call("fsprobe.write", { path: "/state/before", text: "x" }), {
+      ok: "x",
+    });
+
+    // a plugin fills the disk: its write fails with insufficient-space, what it wrote is intact
+    const filled = await call("fsprobe.fill", { path: "/state/big", keep: "/state/keep.txt" });
+    const error = filled.error as { errno: string; code: string; kind: string };
+    assert.deepEqual([error.errno, error.code, error.kind], [
+      "ENOSPC",
+      "insufficient-space",
+      "StorageFull",
+    ]);
+    assert.deepEqual((filled.read_back as { ok: unknown }).ok, {
+      len: (filled.size as { ok: number }).ok,
+      first_bad: null,
+    });
+    assert.deepEqual(filled.keep_read, { ok: "earlier data" });
+    assert.equal((filled.small_write as { err?: { errno: string } }).err?.errno, "ENOSPC");
+    // it removed its file: the space came back
+    assert.deepEqual([filled.remove, filled.after_remove], [{ ok: true }, { ok: 4096 }]);
+
+    // full again, to the last page, while the host must journal
+    const filler = await Deno.open(join(root, "state", "filler"), { write: true, create: true });
+    try {
+      const page = new Uint8Array(4096);
+      for (;;) await filler.write(page);
+    } catch (e) {
+      assert.match(String(e), /No space left|os error 28/);
+    } finally {
+      filler.close();
+    }
+    // while the disk is full: calls still answer, and the journal says it keeps entries in memory
+    const whileFull = await call("fsprobe.write", { path: "/state/during", text: "y" });
+    assert.equal((whileFull.err as { errno: string } | undefined)?.errno, "ENOSPC");
+    await eventually(() => notes.some((n) => /the journal cannot be written/.test(n)));
+
+    // room again: every entry reaches the database, those of the full disk too
+    await Deno.remove(join(root, "state", "filler"));
+    await eventually(() => notes.some((n) => /can be written again; no entry was lost/.test(n)));
+    await host.shutdown();
+    const reopened = await Host.start({ world: root, cacheDir: TEST_CACHE_DIR, services: false });
+    try {
+      const starts = reopened.journal.query({ grep: "^start (write|fill) " }).map((e) => e.line);
+      assert.deepEqual(starts, [
+        'start write {"path":"/state/before","text":"x"}',
+        'start fill {"path":"/state/big","keep":"/state/keep.txt"}',
+        'start write {"path":"/state/during","text":"y"}',
+      ]);
+    } finally {
+      await reopened.shutdown();
+    }
+  } finally {
+    await host?.shutdown();
+    await run("umount", disk).catch(() => {});
+    await Deno.remove(disk, { recursive: true }).catch(() => {});
+  }
+});
