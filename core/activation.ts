@@ -273,7 +273,8 @@ export class Activation {
       );
       await this.#versions.current(p.plugin); // the new version is current: the upgrade starts
     }
-    this.#graph.update().catch(() => {});
+    // the answer comes when /proc/core/graph.json shows the new versions
+    await this.#graph.update().catch(() => {});
     return documents;
   }
 

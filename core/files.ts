@@ -56,6 +56,9 @@ export interface ProcSources {
 
 const json = (value: unknown) => JSON.stringify(value, null, 2) + "\n";
 
+/** The lines `/proc/<pid>/log` shows: the last ones of the process. */
+export const LOG_LINES = 10_000;
+
 /** The folder of one process: files it writes to `/self`, and the core's files. */
 class ProcessFolder {
   readonly files = new MemoryFileSystem({ maxBytes: SELF_BYTES, reserved: [...RESERVED_NAMES] });
@@ -73,9 +76,16 @@ class ProcessFolder {
       "info.json": { kind: "file", content: () => json(this.process.info()) },
       log: {
         kind: "file",
-        content: () =>
-          this.#journal.query({ pid: this.process.pid, limit: 10_000 })
-            .map((e) => `${e.time} ${e.stream} ${e.line}\n`).join(""),
+        content: () => {
+          const pid = this.process.pid;
+          const entries = this.#journal.query({ pid, limit: LOG_LINES });
+          const first = entries[0]?.id;
+          const earlier = first !== undefined && entries.length === LOG_LINES &&
+              this.#journal.query({ pid, until: first, limit: 1 }).length > 0
+            ? `(earlier lines: core.log {"pid": "${pid}"} returns them all)\n`
+            : "";
+          return earlier + entries.map((e) => `${e.time} ${e.stream} ${e.line}\n`).join("");
+        },
       },
     };
   }

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { LOG_LINES } from "../core/files.ts";
 import { eventually, startWorld, type TestWorld } from "./world.ts";
 
 type AnyRecord = Record<string, unknown>;
@@ -73,6 +74,25 @@ Deno.test("/proc/<pid> has info.json and log of a running process, and goes away
   assert.match(String((await read(w, `/proc/${p.pid}/log`)).text), /start linger/);
   await w.call("core.stop", { pid: p.pid });
   assert.ok(!(await list(w, "/proc")).includes(p.pid));
+});
+
+Deno.test("/proc/<pid>/log shows the last 10,000 lines, after a first line that says where the earlier ones are", async () => {
+  await using w = await startWorld();
+  await w.call("probe.linger");
+  await eventually(() => w.host.processes.list().length === 1);
+  const [p] = w.host.processes.list();
+  // a long-lived process's lines (written here: a process may log about 1000 a second)
+  for (let i = 0; i < LOG_LINES + 50; i++) {
+    w.host.journal.append(p.pid, "probe", "stderr", `n ${i}`);
+  }
+  const r = await read(w, `/proc/${p.pid}/log`);
+  console.log(JSON.stringify(r).slice(0, 300));
+  const lines = String(r.text).trimEnd().split("\n");
+  assert.equal(lines.length, LOG_LINES + 1);
+  assert.equal(lines[0], `(earlier lines: core.log {"pid": "${p.pid}"} returns them all)`);
+  assert.match(lines[1], / stderr n 50$/);
+  assert.match(lines.at(-1)!, new RegExp(` stderr n ${LOG_LINES + 49}$`));
+  await w.call("core.stop", { pid: p.pid });
 });
 
 Deno.test("/self is the process's own folder: its files show in /proc/<pid>, the core's names are refused", async () => {
