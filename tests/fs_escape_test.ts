@@ -160,6 +160,20 @@ Deno.test("std::fs checks of fsprobe pass through a world's mount table: in the 
   assert.deepEqual(await tree(outside.path), before);
 });
 
+Deno.test("the tempfile crate works in the world, /self and /run: persist as an atomic replace, unnamed files, folders removed whole", async () => {
+  await using w = await fsprobeWorld();
+  for (const dir of ["/state/tmp", "/self/tmp", "/run/tmp"]) {
+    const target = `${dir}/final.txt`;
+    const r = await fsprobe(w, "tempfiles", { dir, target });
+    assert.deepEqual(r, {
+      persisted: { ok: "replaced whole" },
+      unnamed: { ok: "scratch" },
+      folder_left: { ok: false },
+      left: ["final.txt"],
+    }, `${dir}: ${show(r)}`);
+  }
+});
+
 Deno.test("SQLite (rusqlite) works through a world's mount table: in the world, /run and /self", async () => {
   await using w = await startWorld({ plugins: { fsprobe: "fsprobe", sqlprobe: "sqlprobe" } });
   for (const db of ["/state/notes.db", "/run/notes.db", "/self/notes.db"]) {

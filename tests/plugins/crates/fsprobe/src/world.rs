@@ -240,6 +240,7 @@ pub fn serve() {
         "write" => Ok(write(&params)),
         "ops" => Ok(ops(&params)),
         "sqlite" => Ok(sqlite(&params)),
+        "tempfiles" => Ok(tempfiles(&params)),
         other => Err(format!("fsprobe has no method {other}")),
     };
     match result {
@@ -266,6 +267,7 @@ fn discover() -> Value {
         "write",
         "ops",
         "sqlite",
+        "tempfiles",
     ]
     .iter()
     .map(|n| method(n))
@@ -1227,6 +1229,52 @@ fn write(params: &Value) -> Value {
     let path = str_param(params, "path", "/state/x");
     let content = str_param(params, "text", "");
     outcome(fs::write(path, content).and_then(|_| fs::read(path)), text)
+}
+
+// ---------------------------------------------------------------- temporary files
+
+/// The `tempfile` crate in `dir`: a named file persisted over `target` (an
+/// atomic replace), an unnamed one (removed while open) read back, and a
+/// folder removed with everything in it when dropped.
+fn tempfiles(params: &Value) -> Value {
+    use std::io::{Seek, SeekFrom};
+    let dir = PathBuf::from(str_param(params, "dir", "/state"));
+    let target = PathBuf::from(str_param(params, "target", "/state/final.txt"));
+    let mut out = Map::new();
+    // /self is the process's own: the folder is made here
+    if let Err(e) = fs::create_dir_all(&dir) {
+        return json!({"mkdir": error_json(&e)});
+    }
+    let named = tempfile::NamedTempFile::new_in(&dir).and_then(|mut f| {
+        f.write_all(b"replaced whole")?;
+        f.as_file().sync_all()?;
+        f.persist(&target).map_err(|e| e.error)?;
+        fs::read(&target)
+    });
+    out.insert("persisted".into(), outcome(named, text));
+    let unnamed = tempfile::tempfile_in(&dir).and_then(|mut f| {
+        f.write_all(b"scratch")?;
+        f.seek(SeekFrom::Start(0))?;
+        let mut back = String::new();
+        f.read_to_string(&mut back)?;
+        Ok(back)
+    });
+    out.insert("unnamed".into(), outcome(unnamed, |s| json!(s)));
+    let folder = tempfile::tempdir_in(&dir).and_then(|d| {
+        let path = d.path().to_path_buf();
+        fs::write(path.join("inside.txt"), "x")?;
+        d.close()?;
+        Ok(path.exists())
+    });
+    out.insert("folder_left".into(), outcome(folder, |left| json!(left)));
+    // nothing else is left in dir but the target
+    let left: Vec<String> = fs::read_dir(&dir)
+        .map(|entries| {
+            entries.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect()
+        })
+        .unwrap_or_default();
+    out.insert("left".into(), json!(left));
+    json!(out)
 }
 
 // ---------------------------------------------------------------- SQLite
