@@ -55,6 +55,24 @@ async function fsprobe(w: TestWorld, method: string, params: AnyRecord = {}): Pr
   return (await w.call(`fsprobe.${method}`, params)) as AnyRecord;
 }
 
+/**
+ * Checks a report of `fill` that ran out of space: insufficient-space, what
+ * was written reads back byte for byte, and so does the file written before.
+ * Returns the size the file reached.
+ */
+function assertFilled(r: AnyRecord): number {
+  const error = r.error as IoError;
+  assert.deepEqual(
+    [error.errno, error.code, error.kind],
+    ["ENOSPC", "insufficient-space", "StorageFull"],
+    show(r),
+  );
+  const size = (r.size as { ok: number }).ok;
+  assert.deepEqual((r.read_back as { ok: unknown }).ok, { len: size, first_bad: null }, show(r));
+  assert.deepEqual(r.keep_read, { ok: "earlier data" });
+  return size;
+}
+
 /** Runs `ops` in one process (see `ops` in world.rs). */
 async function ops(w: TestWorld, list: AnyRecord[]): Promise<Outcome[]> {
   return (await w.call("fsprobe.ops", { ops: list })) as Outcome[];
@@ -540,17 +558,8 @@ Deno.test("/self is full at 64 MiB: insufficient-space (ENOSPC), earlier data in
     keep: "/self/keep.txt",
     prefill: SELF_BYTES - 64 * 1024,
   });
-  const error = r.error as IoError;
-  assert.deepEqual(
-    [error.errno, error.code, error.kind],
-    ["ENOSPC", "insufficient-space", "StorageFull"],
-    show(r),
-  );
-  const size = (r.size as { ok: number }).ok;
+  const size = assertFilled(r);
   assert.ok(size <= SELF_BYTES && size > SELF_BYTES - 64 * 1024, show(r));
-  // what was written reads back, byte for byte; so does the file written before
-  assert.deepEqual((r.read_back as { ok: unknown }).ok, { len: size, first_bad: null });
-  assert.deepEqual(r.keep_read, { ok: "earlier data" });
   // while full: no more bytes, but names are counted apart, as inodes are
   assertErr(r.small_write as Outcome, "ENOSPC", "a small write when full", "insufficient-space");
   assert.deepEqual([r.empty_create, r.mkdir], [{ ok: true }, { ok: true }]);
@@ -573,16 +582,8 @@ Deno.test("/run, shared by all processes, is full at 256 MiB: insufficient-space
   for (let at = 0; at < fillerBytes; at += mib.length) filler.write(mib, at);
   filler.close();
   const r = await fsprobe(w, "fill", { path: "/run/big", keep: "/run/keep.txt" });
-  const error = r.error as IoError;
-  assert.deepEqual(
-    [error.errno, error.code, error.kind],
-    ["ENOSPC", "insufficient-space", "StorageFull"],
-    show(r),
-  );
-  const size = (r.size as { ok: number }).ok;
+  const size = assertFilled(r);
   assert.ok(size > 0 && size <= 1 << 20, show(r));
-  assert.deepEqual((r.read_back as { ok: unknown }).ok, { len: size, first_bad: null });
-  assert.deepEqual(r.keep_read, { ok: "earlier data" });
   // another process reads /run while it is full, and writes once space is given back
   const reader = await fsprobe(w, "ops", { ops: [{ op: "read", path: "/run/keep.txt" }] });
   assert.deepEqual(reader, [{ ok: "earlier data" }]);
