@@ -122,13 +122,17 @@ Deno.test("a spinning process never delays the others: four spinners, and a call
   await waitFor(w, "spin", 4);
   await new Promise((r) => setTimeout(r, 100));
   const latencies: number[] = [];
-  for (let i = 0; i < 5; i++) {
+  for (let i = 0; i < 9; i++) {
     const t = performance.now();
     assert.deepEqual(await w.call("other.echo", { i }), { i });
     latencies.push(performance.now() - t);
   }
-  // the benchmark measures this precisely; here only "not blocked" is checked
-  assert.ok(Math.max(...latencies) < 2000, `latencies ${latencies.map(Math.round)}`);
+  // the benchmark measures this precisely (a median of about 4 ms); here the bounds leave room
+  // for a busy machine, yet a worker that a spinner held would take seconds
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const shown = `latencies ${latencies.map(Math.round)} ms`;
+  assert.ok(sorted[4] < 100, `median over 100 ms: ${shown}`);
+  assert.ok(sorted[8] < 1000, shown);
   for (const p of w.host.processes.list().filter((p) => p.method === "spin")) {
     await w.call("core.kill", { pid: p.pid });
   }
@@ -145,7 +149,8 @@ Deno.test("core.kill ends a spinning process promptly", async () => {
   const t = performance.now();
   await w.call("core.kill", { pid: p.pid });
   const took = performance.now() - t;
-  assert.ok(took < 1000, `kill took ${took} ms`);
+  // the benchmark: about 2 ms; a kill that waited for the spinner to yield would never come
+  assert.ok(took < 250, `kill took ${took} ms`);
   assert.equal(((await pending).error?.data as { reason: string }).reason, "killed");
 });
 
