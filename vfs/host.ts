@@ -333,7 +333,12 @@ export class HostFileSystem implements FileSystem {
           // a link listed is one a caller may rename next: make it safe first
           this.#readLink(_join(host, entry.name), "readdir", path);
         }
-        entries.push({ name: entry.name, kind });
+        // a name that is not UTF-8 comes back with U+FFFD, and that name leads nowhere
+        if (entry.name.includes("\uFFFD") && !_lexists(_join(host, entry.name))) {
+          entries.push({ name: entry.name, kind, undecodable: true });
+        } else {
+          entries.push({ name: entry.name, kind });
+        }
       }
       return entries;
     } catch (e) {
@@ -873,6 +878,16 @@ function _kind(info: Deno.FileInfo): FileKind {
   if (info.isFifo) return "fifo";
   if (info.isSocket) return "socket";
   return "unknown";
+}
+
+/** Whether something is at `host` itself (a link counts, wherever it leads). */
+function _lexists(host: string): boolean {
+  try {
+    Deno.lstatSync(host);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function _lstatKind(host: string): FileKind {

@@ -651,3 +651,25 @@ Deno.test("host: a write that fails part way returns the count written (a short 
     done();
   }
 });
+
+Deno.test("host: a name on the host that is not UTF-8 is listed as undecodable; the others as they are", () => {
+  const root = Deno.makeTempDirSync({ prefix: "vfs_undecodable_" });
+  try {
+    // a file named with the byte 0xff, made by the host's own tools (Deno cannot write such a name)
+    const made = new Deno.Command("sh", {
+      args: ["-c", `printf x > "$(printf 'bad\\377')"; printf y > 'ok\u{fffd}'`],
+      cwd: root,
+    }).outputSync();
+    assert.ok(made.success);
+    const fs = new HostFileSystem(root);
+    const entries = fs.readDir("/").sort((a, b) => a.name.localeCompare(b.name));
+    assert.deepEqual(entries, [
+      { name: "bad\u{fffd}", kind: "file", undecodable: true },
+      // a real U+FFFD in a UTF-8 name is a name like any other
+      { name: "ok\u{fffd}", kind: "file" },
+    ]);
+    assert.equal(fs.stat("/ok\u{fffd}").size, 1);
+  } finally {
+    Deno.removeSync(root, { recursive: true });
+  }
+});

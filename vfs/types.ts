@@ -166,6 +166,11 @@ export interface DirEntry {
   name: string;
   /** The kind of object, not following a symbolic link. */
   kind: FileKind;
+  /**
+   * The name on the host is not UTF-8: `name` is a lossy copy (with U+FFFD)
+   * that names nothing, so the entry cannot be used.
+   */
+  undecodable?: boolean;
 }
 
 /** A new timestamp: milliseconds since the epoch, `"now"`, or `null` to keep the old one. */

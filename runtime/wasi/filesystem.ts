@@ -48,6 +48,7 @@ import {
   type StreamError,
 } from "./io.ts";
 import {
+  type DirEntry,
   type FileHandle,
   type FileKind,
   type FileSystem,
@@ -712,20 +713,25 @@ export class Descriptor {
 
 /** `wasi:filesystem/types.directory-entry-stream`: a listing taken when it was asked for. */
 export class DirectoryEntryStream {
-  readonly #entries: { name: string; kind: FileKind }[];
+  readonly #entries: DirEntry[];
   #next = 0;
 
   /** Not for guests: streams come from `read-directory`. */
-  constructor(token: symbol, entries: { name: string; kind: FileKind }[]) {
+  constructor(token: symbol, entries: DirEntry[]) {
     if (token !== _TOKEN) throw new TypeError("DirectoryEntryStream has no public constructor");
     this.#entries = entries;
   }
 
-  /** The next entry, or `undefined` after the last. */
+  /**
+   * The next entry, or `undefined` after the last. An entry whose host name
+   * is not UTF-8 is `illegal-byte-sequence`, as in Wasmtime; the next call
+   * goes on after it.
+   */
   readDirectoryEntry(): DirectoryEntry | undefined {
     const entry = this.#entries[this.#next];
     if (entry === undefined) return undefined;
     this.#next++;
+    if (entry.undecodable) throw "illegal-byte-sequence";
     return { type: _TYPES[entry.kind], name: entry.name };
   }
 

@@ -668,3 +668,32 @@ Deno.test("filesystem: get-flags of an opened folder reports the flags it was op
     done();
   }
 });
+
+Deno.test("filesystem: a listing gives illegal-byte-sequence for a host name that is not UTF-8, then goes on", () => {
+  const { root, dir, done } = world();
+  try {
+    create(root, "a.txt", "a");
+    const made = new Deno.Command("sh", {
+      args: ["-c", `printf x > "$(printf 'bad\\377')"`],
+      cwd: dir,
+    }).outputSync();
+    assert.ok(made.success);
+    const s = root.readDirectory();
+    const seen: string[] = [];
+    for (;;) {
+      let e;
+      try {
+        e = s.readDirectoryEntry();
+      } catch (error) {
+        seen.push(String(error));
+        continue;
+      }
+      if (!e) break;
+      seen.push(e.name);
+    }
+    s[Symbol.dispose]();
+    assert.deepEqual(seen.sort(), ["a.txt", "illegal-byte-sequence"]);
+  } finally {
+    done();
+  }
+});
