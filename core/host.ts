@@ -238,7 +238,9 @@ export class Host {
     const protocol = await Deno.readTextFile(new URL("../PROTOCOL.md", import.meta.url));
     const lock = await HostLock.acquire(world);
     let host: Host;
+    let sealed: string[];
     try {
+      sealed = world.sealLinks(); // with the lock held: no other host runs this world
       host = new Host(world, lock, options, protocol);
       await host.pool.start();
     } catch (e) {
@@ -246,6 +248,15 @@ export class Host {
       throw e;
     }
     host.journal.event(null, null, `host start: world ${world.root}, pid ${Deno.pid}`);
+    if (sealed.length > 0) {
+      const shown = sealed.slice(0, 20).join(", ") + (sealed.length > 20 ? ", …" : "");
+      host.journal.event(
+        null,
+        null,
+        `rewrote ${sealed.length} symbolic links made on the host, so that the host cannot ` +
+          `follow them out of the world (processes see the same targets): ${shown}`,
+      );
+    }
     for (const note of await host.activation.recover()) host.onNote(note);
     await Deno.mkdir(world.pluginsDir, { recursive: true });
     // a folder whose name is not a plugin name is never called: say so at start

@@ -112,8 +112,17 @@ export class World {
           `(/proc, /run and /self). Rename or remove ${join(this.root, name)} and start again.`,
       );
     }
+  }
+
+  /**
+   * Rewrites the links made on the host into the form the host cannot follow
+   * (see `vfs/host.ts`); returns their paths in the world. Call it with the
+   * world's lock held, before any process runs.
+   */
+  sealLinks(): string[] {
     try {
-      new HostFileSystem(this.root, { reserved: MOUNT_POINTS }).sealLinks(FORMER_LINK_PREFIXES);
+      return new HostFileSystem(this.root, { reserved: MOUNT_POINTS })
+        .sealLinks(FORMER_LINK_PREFIXES);
     } catch (e) {
       throw new WorldError(
         `the symbolic links of the world ${this.root} cannot be made safe ` +

@@ -373,6 +373,12 @@ Deno.test("a link made on the host before the host starts is rewritten at start,
         ok: "inside",
       }]);
       assertErr(secret, "ENOENT", "the outside through a rewritten link");
+      // the journal says which links were rewritten
+      const said = host.journal.query({ grep: "^rewrote 3 symbolic links made on the host" });
+      assert.equal(said.length, 1);
+      for (const name of ["rel", "out", "former"]) {
+        assert.match(said[0].line, new RegExp(`/state/pre/${name}`));
+      }
     } finally {
       await host.shutdown();
     }

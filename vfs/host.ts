@@ -167,12 +167,18 @@ export class HostFileSystem implements FileSystem {
    * prefix into that form, with the meaning the layer gives it, so that the
    * host can follow none. A link whose target starts with one of
    * `formerPrefixes` (a prefix used before) gets the current prefix instead.
-   * Does not follow links. Returns how many links it rewrote.
+   * Does not follow links. Returns the paths (in the layer) of the links it
+   * rewrote.
    */
-  sealLinks(formerPrefixes: readonly string[] = []): number {
+  sealLinks(formerPrefixes: readonly string[] = []): string[] {
     if (this.readOnly) throw new VfsError("EROFS", "symlink", "/");
-    let count = 0;
-    const folders = [this.#prefix || "/"];
+    return this.#sealUnder(this.#prefix || "/", formerPrefixes);
+  }
+
+  /** {@linkcode sealLinks} for the folder `top` on the host and all below it. */
+  #sealUnder(top: string, formerPrefixes: readonly string[] = []): string[] {
+    const rewritten: string[] = [];
+    const folders = [top];
     while (folders.length > 0) {
       const folder = folders.pop()!;
       let entries: Deno.DirEntry[];
@@ -194,10 +200,10 @@ export class HostFileSystem implements FileSystem {
         if (onHost.startsWith(this.#linkPrefix)) continue;
         const former = formerPrefixes.find((p) => onHost.startsWith(p));
         this.#rewriteLink(host, former ? onHost.slice(former.length) : onHost, true);
-        count++;
+        rewritten.push(this.#layerPath(host));
       }
     }
-    return count;
+    return rewritten;
   }
 
   /**
@@ -226,9 +232,16 @@ export class HostFileSystem implements FileSystem {
    */
   #rewriteLink(host: string, target: string, strict: boolean): void {
     const temporary = `${_parentOf(host)}/.vfs-relink-${crypto.randomUUID().slice(0, 8)}`;
+    const before = _linkIdentity(host);
     try {
       this.#symlink(target, temporary);
       try {
+        // another caller may have replaced the link meanwhile (an atomic save): keep theirs
+        const now = _linkIdentity(host);
+        if (before === null || now !== before) {
+          Deno.removeSync(temporary);
+          return;
+        }
         Deno.renameSync(temporary, host);
       } catch (e) {
         try {
@@ -257,6 +270,22 @@ export class HostFileSystem implements FileSystem {
       info = Deno.lstatSync(host);
     } catch {
       return; // the call itself reports it
+    }
+    if (info.isDirectory) {
+      // a folder carries the links in it: none may arrive where a checked folder was
+      try {
+        this.#sealUnder(host);
+      } catch (e) {
+        throw new VfsError(
+          "EPERM",
+          syscall,
+          path,
+          `a link made on the host inside it cannot be rewritten behind the link prefix (${
+            e instanceof Error ? e.message : e
+          })`,
+        );
+      }
+      return;
     }
     if (!info.isSymlink) return;
     this.#readLink(host, syscall, path);
@@ -878,6 +907,16 @@ function _kind(info: Deno.FileInfo): FileKind {
   if (info.isFifo) return "fifo";
   if (info.isSocket) return "socket";
   return "unknown";
+}
+
+/** A link's inode and target, to see whether it is still the same link; null when it is not a link. */
+function _linkIdentity(host: string): string | null {
+  try {
+    const info = Deno.lstatSync(host);
+    return info.isSymlink ? `${info.ino} ${Deno.readLinkSync(host)}` : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Whether something is at `host` itself (a link counts, wherever it leads). */
