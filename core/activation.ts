@@ -304,9 +304,10 @@ export class Activation {
   }
 
   /**
-   * Writes the new files by renames only, with a record for a host that dies
-   * meanwhile. When a write fails, the plugins already switched go back to
-   * their old files, so a set changes as a whole or not at all.
+   * Writes the new files by renames and hard links only, with a record for a
+   * host that dies meanwhile. When a step fails, the plugins already switched
+   * go back to their old files by renames and links too, which need no free
+   * space, so a set changes as a whole or not at all.
    */
   async #install(changing: Prepared[]): Promise<void> {
     const record: Record_ = {
@@ -318,78 +319,104 @@ export class Activation {
       })),
     };
     await Deno.writeTextFile(this.#recordPath, JSON.stringify(record, null, 2));
-    const temp = (dir: string, what: string) =>
-      join(dir, `.activating-${crypto.randomUUID()}.${what}`);
     const staged: { p: Prepared; dir: string; tmp: string }[] = [];
-    /** Switched plugins, with where their old `plugin.prev.wasm` waits (if they had one). */
-    const switched: { p: Prepared; dir: string; oldPrev: string | null }[] = [];
+    const switches: Switch[] = [];
+    let keepRecord = false;
     try {
       for (const p of changing) {
         const dir = this.#world.pluginDir(p.plugin);
         await Deno.mkdir(dir, { recursive: true });
-        const tmp = temp(dir, "wasm");
-        await Deno.writeFile(tmp, p.bytes);
+        const tmp = temporary(dir, "wasm");
         staged.push({ p, dir, tmp });
+        await Deno.writeFile(tmp, p.bytes);
       }
       for (const { p, dir, tmp } of staged) {
+        const sw: Switch = { p, dir, oldPrev: null, prevSet: false, currentSet: false };
+        switches.push(sw);
         const current = join(dir, "plugin.wasm");
         const prev = join(dir, "plugin.prev.wasm");
-        let oldPrev: string | null = null;
         if (p.current !== undefined) {
-          const prevTmp = temp(dir, "prev");
-          await Deno.copyFile(current, prevTmp);
           if (await exists(prev)) {
-            oldPrev = temp(dir, "oldprev");
-            await Deno.rename(prev, oldPrev);
+            sw.oldPrev = temporary(dir, "oldprev");
+            await Deno.rename(prev, sw.oldPrev);
           }
-          switched.push({ p, dir, oldPrev });
-          await Deno.rename(prevTmp, prev);
-          await Deno.rename(tmp, current); // atomic: plugin.wasm is the old or the new file
-        } else {
-          await Deno.rename(tmp, current);
-          switched.push({ p, dir, oldPrev });
+          await linkOrCopy(current, prev); // plugin.prev.wasm: the old file, as it is
+          sw.prevSet = true;
         }
+        await Deno.rename(tmp, current); // atomic: plugin.wasm is the old or the new file
+        sw.currentSet = true;
       }
-      for (const { oldPrev } of switched) if (oldPrev) await Deno.remove(oldPrev).catch(() => {});
+      for (const { oldPrev } of switches) if (oldPrev) await Deno.remove(oldPrev).catch(() => {});
     } catch (e) {
-      const notes = await this.#rollBack(switched);
+      const notes = await this.#rollBack(switches);
       for (const { tmp } of staged) await Deno.remove(tmp).catch(() => {});
+      // the next start reports what could not be put back, and removes what is left
+      keepRecord = notes.some((n) => n.failed);
       throw new RpcError(
         ErrorCode.ServerError,
         `the activation could not write the plugin files: ${(e as Error).message}${
-          notes.length ? `; ${notes.join("; ")}` : ""
+          notes.length ? `; ${notes.map((n) => n.text).join("; ")}` : ""
         }`,
       );
     } finally {
-      await Deno.remove(this.#recordPath).catch(() => {});
+      if (!keepRecord) await Deno.remove(this.#recordPath).catch(() => {});
     }
   }
 
-  /** Puts each switched plugin back on its old files; says what it could not restore. */
-  async #rollBack(
-    switched: { p: Prepared; dir: string; oldPrev: string | null }[],
-  ): Promise<string[]> {
-    const notes: string[] = [];
-    for (const { p, dir, oldPrev } of switched.reverse()) {
+  /** Undoes each switch, the last first; says what became of each plugin. */
+  async #rollBack(switches: Switch[]): Promise<{ text: string; failed: boolean }[]> {
+    const notes: { text: string; failed: boolean }[] = [];
+    for (const { p, dir, oldPrev, prevSet, currentSet } of [...switches].reverse()) {
       const current = join(dir, "plugin.wasm");
       const prev = join(dir, "plugin.prev.wasm");
       try {
-        if (p.current === undefined) {
-          await Deno.remove(current).catch(() => {});
-        } else if (await exists(prev)) {
-          // plugin.prev.wasm holds the old version now
-          const back = join(dir, `.activating-${crypto.randomUUID()}.back`);
-          await Deno.copyFile(prev, back);
+        if (currentSet && p.current === undefined) {
+          await Deno.remove(current);
+        } else if (currentSet) {
+          // plugin.prev.wasm is the old file: link it back into place
+          const back = temporary(dir, "back");
+          await linkOrCopy(prev, back);
           await Deno.rename(back, current);
-          if (oldPrev) await Deno.rename(oldPrev, prev);
-          else await Deno.remove(prev);
         }
-        notes.push(`${p.plugin} stays on its old version`);
+        if (prevSet) await Deno.remove(prev);
+        if (oldPrev) await Deno.rename(oldPrev, prev);
+        notes.push({ text: `${p.plugin} stays on its old version`, failed: false });
       } catch (e) {
-        notes.push(`${p.plugin} could not be put back: ${(e as Error).message}`);
+        notes.push({
+          text: `${p.plugin} could not be put back (${(e as Error).message}): ` +
+            "the next start says which version it is on",
+          failed: true,
+        });
       }
     }
     return notes;
+  }
+}
+
+/** One plugin's switch in an activation, step by step (for the way back). */
+interface Switch {
+  p: Prepared;
+  dir: string;
+  /** Where the old `plugin.prev.wasm` waits, while it does. */
+  oldPrev: string | null;
+  /** `plugin.prev.wasm` is the old `plugin.wasm`. */
+  prevSet: boolean;
+  /** `plugin.wasm` is the new file. */
+  currentSet: boolean;
+}
+
+/** A temporary name in a plugin's folder; the next start removes any that is left. */
+function temporary(dir: string, what: string): string {
+  return join(dir, `.activating-${crypto.randomUUID()}.${what}`);
+}
+
+/** A second name for a file (no space needed), or a copy where the host has no hard links. */
+async function linkOrCopy(from: string, to: string): Promise<void> {
+  try {
+    await Deno.link(from, to);
+  } catch (e) {
+    if (e instanceof Deno.errors.AlreadyExists || e instanceof Deno.errors.NotFound) throw e;
+    await Deno.copyFile(from, to);
   }
 }
 
