@@ -16,6 +16,9 @@ import type { Peer, Process } from "./process.ts";
 import type { ProcessManager } from "./processes.ts";
 import type { Services } from "./services.ts";
 
+/** The longest wait a timer can have (about 24.8 days); a longer grace period is cut to it. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** The grace period of a version that declares none, in seconds. */
 export const DEFAULT_GRACE_SECONDS = 60;
 
@@ -35,8 +38,11 @@ export class Upgrades {
   readonly #journal: Journal;
   /** Old processes by ID: each gets one grace period, however many upgrades follow. */
   readonly #leaving = new Map<string, Leaving>();
-  /** `plugin\0version` of the versions whose retirement is awaited, so each is retired once. */
-  readonly #retiring = new Set<string>();
+  /**
+   * `plugin\0version` of the versions whose retirement is awaited, so each is
+   * retired once; the token tells a wait that a revert cancelled.
+   */
+  readonly #retiring = new Map<string, symbol>();
   /** The current version of each upgraded plugin: the one `rpc.retired` goes to. */
   readonly #current = new Map<string, LoadedComponent>();
 
@@ -79,11 +85,15 @@ export class Upgrades {
       byVersion.set(p.version, [...(byVersion.get(p.version) ?? []), p]);
       if (!this.#leaving.has(p.pid)) this.#leave(plugin, p);
     }
+    // a revert: that version is current again, and new processes of it may start
+    this.#retiring.delete(`${plugin}\0${next.hash}`);
     for (const [version, processes] of byVersion) {
       const key = `${plugin}\0${version}`;
       if (this.#retiring.has(key)) continue; // already awaited since an earlier upgrade
-      this.#retiring.add(key);
+      const token = Symbol(key);
+      this.#retiring.set(key, token);
       Promise.all(processes.map((p) => p.ended)).then(() => {
+        if (this.#retiring.get(key) !== token) return; // cancelled by a revert
         this.#retiring.delete(key);
         this.#retire(plugin, version);
       });
@@ -98,7 +108,7 @@ export class Upgrades {
     const timer = setTimeout(() => {
       this.#leaving.delete(p.pid);
       this.#processes.stop(p, `upgrade of ${plugin}: its grace period of ${grace} s ended`);
-    }, grace * 1000);
+    }, Math.min(grace * 1000, MAX_TIMER_MS));
     this.#leaving.set(p.pid, { process: p, timer });
     p.ended.then(() => {
       clearTimeout(timer);

@@ -159,6 +159,39 @@ Deno.test("back to the old version within its grace period: its processes stay, 
   assert.match(retired[0], new RegExp(`"previous": "${b.slice(0, 12)}`));
 });
 
+Deno.test("after a revert, the version's new processes are awaited too before it is retired again", async () => {
+  const tag = crypto.randomUUID();
+  const first = await probeVariant(`again-a-${tag}`);
+  await using w = await startWorld({
+    wasm: { probe: first },
+    files: { "state/probe-discover.json": grace1 },
+  });
+  const a = await w.host.versions.current("probe");
+  await w.host.discovery.discover("probe", a);
+  await w.call("probe.linger", { hook_file: "/again-stopped.txt" });
+  const [early] = w.host.processes.list();
+  await install(w, await probeVariant(`again-b-${tag}`));
+  await eventually(() => w.host.journal.query({ grep: "^upgrade probe" }).length === 1, 5000);
+  await install(w, first); // back to a: `early` stays
+  await eventually(() => w.host.journal.query({ grep: "^upgrade probe" }).length === 2, 5000);
+  // a new process of a, busy for longer than the grace period
+  const late = w.call("probe.sleep", { ms: 2500 });
+  await eventually(() => w.host.processes.list().length === 2);
+  const sleeper = w.host.processes.list().find((p) => p.pid !== early.pid)!;
+  await install(w, await probeVariant(`again-c-${tag}`));
+  await eventually(() => w.host.journal.query({ grep: "^upgrade probe" }).length === 3, 5000);
+  await early.ended;
+  assert.deepEqual(await late, { slept: 2500 });
+  await sleeper.ended;
+  const retiredA = `^rpc.retired \\{"previous": "${a.hash.slice(0, 12)}`;
+  await eventually(() => w.host.journal.query({ grep: retiredA }).length === 1);
+  // told only once the last process of a ended: the sleeper, after the early one
+  const [retired] = w.host.journal.query({ grep: retiredA });
+  const [sleeperEnd] = w.host.journal.query({ pid: sleeper.pid, grep: "^exit status" });
+  assert.ok(retired.id > sleeperEnd.id, `${retired.line} came before ${sleeperEnd.line}`);
+  assert.equal(w.host.journal.query({ grep: retiredA }).length, 1);
+});
+
 Deno.test("a long call finishes on the old version during the grace period", async () => {
   const tag = crypto.randomUUID();
   await using w = await startWorld({
