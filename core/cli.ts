@@ -195,8 +195,8 @@ async function callOnce(
     } catch (e) {
       if (!(e instanceof TimeoutError)) throw e;
       console.log(JSON.stringify({ code: -32000, message: e.message }, null, 2));
-      // giving up means now: no process gets the grace of a stop
-      await host.killAll("sausage call gave up (--timeout)");
+      // giving up means now for the call's own processes; the services stop as usual
+      await host.killCallsOf("console", "sausage call gave up (--timeout)");
       return ExitCode.Error;
     }
   } finally {

@@ -294,9 +294,18 @@ export class Host {
     return this.#shutdown;
   }
 
-  /** Kills every process now, for `why` (a second interrupt during shutdown; a call given up). */
-  async killAll(why = "the host was interrupted twice"): Promise<void> {
-    await this.processes.killAll(why);
+  /** Kills every process now (a second interrupt during shutdown). */
+  async killAll(): Promise<void> {
+    await this.processes.killAll("the host was interrupted twice");
+  }
+
+  /**
+   * Kills now the processes that `parent` (a client such as `console`)
+   * called; the processes attached to them stop with them.
+   */
+  async killCallsOf(parent: string, why: string): Promise<void> {
+    const calls = this.processes.list().filter((p) => p.parent?.name === parent);
+    await Promise.all(calls.map((p) => this.processes.kill(p, why)));
   }
 
   async #doShutdown(): Promise<void> {

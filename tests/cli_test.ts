@@ -133,6 +133,17 @@ Deno.test("sausage call: --timeout covers a boot.yaml service that never gets re
   const stuck = await sausage(["call", root, "probe.echo", "--timeout", "1", ...cache]);
   assert.equal(stuck.code, 1, stuck.stderr);
   assert.match(JSON.parse(stuck.stdout).message, /services of boot\.yaml did not start within 1 s/);
+  // giving up kills the call's processes only: the service stopped as at any shutdown
+  const db = new DatabaseSync(join(root, "state", "core", "journal.sqlite"), { readOnly: true });
+  try {
+    const lines = (db.prepare("SELECT line FROM entries WHERE plugin = 'probe'").all() as {
+      line: string;
+    }[]).map((r) => r.line);
+    assert.ok(lines.some((l) => l.startsWith("stop: ")), lines.join("\n"));
+    assert.ok(!lines.some((l) => l.startsWith("kill: ")), lines.join("\n"));
+  } finally {
+    db.close();
+  }
   const slow = await sausage(["call", root, "probe.echo", "--timeout", "7", ...cache]);
   assert.equal(slow.code, 1, slow.stderr);
   assert.match(slow.stderr, /service probe\.never \(probe-[^)]+\) is not ready after 5 s/);
