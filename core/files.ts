@@ -82,7 +82,7 @@ class ProcessFolder {
           const first = entries[0]?.id;
           const earlier = first !== undefined && entries.length === LOG_LINES &&
               this.#journal.query({ pid, until: first, limit: 1 }).length > 0
-            ? `(earlier lines: core.log {"pid": "${pid}"} returns them all)\n`
+            ? `(earlier lines: core.log {"pid": "${pid}", "until": "${first}"} returns them)\n`
             : "";
           return earlier + entries.map((e) => `${e.time} ${e.stream} ${e.line}\n`).join("");
         },

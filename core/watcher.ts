@@ -52,6 +52,8 @@ export class PluginWatcher {
 
   async #changed(plugin: string, world: World, versions: PluginVersions, journal: Journal) {
     if (!(await world.hasPlugin(plugin))) {
+      // a new folder, or one being filled, had no version to lose
+      if (versions.known(plugin) === undefined) return;
       versions.forget(plugin);
       journal.event(null, plugin, `plugins/${plugin}/plugin.wasm was removed`);
       return;

@@ -89,7 +89,14 @@ Deno.test("/proc/<pid>/log shows the last 10,000 lines, after a first line that 
   console.log(JSON.stringify(r).slice(0, 300));
   const lines = String(r.text).trimEnd().split("\n");
   assert.equal(lines.length, LOG_LINES + 1);
-  assert.equal(lines[0], `(earlier lines: core.log {"pid": "${p.pid}"} returns them all)`);
+  const [, first] = lines[0].match(/"until": "([^"]+)"/) ?? [];
+  assert.equal(
+    lines[0],
+    `(earlier lines: core.log {"pid": "${p.pid}", "until": "${first}"} returns them)`,
+  );
+  // that query gives the lines before the first one shown
+  const earlier = w.host.journal.query({ pid: p.pid, until: first, limit: 10_000 });
+  assert.match(earlier.at(-1)!.line, /^n 49$/);
   assert.match(lines[1], / stderr n 50$/);
   assert.match(lines.at(-1)!, new RegExp(` stderr n ${LOG_LINES + 49}$`));
   await w.call("core.stop", { pid: p.pid });
