@@ -19,6 +19,9 @@ import { findWasmToolchain, WASM_TARGET } from "../core/toolchain.ts";
 import { cachedSdk, sdkFingerprint, sdkForBuild } from "./sdk.ts";
 
 /** Makes and keeps the client code of plugins, by document. */
+/** The longest a build of the generator may take. */
+const GENERATOR_BUILD_MS = 5 * 60_000;
+
 export class ClientCode {
   readonly #cacheDir: string;
   readonly #cache: ComponentCache;
@@ -36,6 +39,7 @@ export class ClientCode {
    * `worldSdk` is the world's `/plugins/cargo/sdk/` on the host, the SDK
    * `cargo.build` compiles against; without it, the SDK the host ships.
    */
+  readonly #closing = new AbortController();
   constructor(
     deps: { cacheDir: string; cache: ComponentCache; pool: WorkerPool; worldSdk?: string },
   ) {
@@ -43,6 +47,11 @@ export class ClientCode {
     this.#cache = deps.cache;
     this.#pool = deps.pool;
     this.#worldSdk = deps.worldSdk;
+  }
+
+  /** Stops a generator build in progress (host shutdown). */
+  close(): void {
+    this.#closing.abort();
   }
 
   /** The key of a text: texts made from an SDK that has changed since are never given. */
@@ -116,7 +125,16 @@ export class ClientCode {
         env: { ...toolchain.env, CARGO_TARGET_DIR: target },
         stdout: "piped",
         stderr: "piped",
+        // an SDK edited in the world may hang its build: it never holds the queue for long
+        signal: AbortSignal.any([this.#closing.signal, AbortSignal.timeout(GENERATOR_BUILD_MS)]),
       }).output();
+      if (this.#closing.signal.aborted) throw new Error("the host is stopping");
+      if (out.signal !== null) {
+        throw new Error(
+          `building the generator took more than ${GENERATOR_BUILD_MS / 60_000} minutes: ` +
+            "see /plugins/cargo/sdk/sausage-plugin-codegen",
+        );
+      }
       if (!out.success) {
         throw new Error(`building the generator failed:\n${new TextDecoder().decode(out.stderr)}`);
       }
@@ -124,6 +142,7 @@ export class ClientCode {
       await Deno.copyFile(built, wasm);
       return await Deno.readFile(wasm);
     })();
+    this.#generators.clear(); // only the SDK as it is now is of use
     this.#generators.set(sdk, generator);
     generator.catch(() => this.#generators.delete(sdk)); // try again next time
     return await generator;

@@ -311,6 +311,7 @@ export class Host {
   async #doShutdown(): Promise<void> {
     this.journal.event(null, null, "host stop: stopping every process");
     this.upgrades.close();
+    this.clientCode.close();
     await this.#watcher?.close();
     await this.processes.shutdown();
     await this.discovered;
