@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { basename, dirname, join } from "node:path";
+import { basename, join } from "node:path";
 import { ErrorCode, RpcError } from "../core/jsonrpc.ts";
 import type { NativeContext, NativePlugin } from "../core/native.ts";
 import { pluginNameProblem } from "../core/names.ts";
@@ -142,17 +142,30 @@ export interface BuildJob {
 }
 
 /**
- * The `cargo` plugin. Each build runs in a worker whose Deno permissions
- * allow only what a build needs: to start `cargo` (through `setsid`), to read
- * the plugin's source and the cache, and to write the copy, the target folder
- * and the world's `state/cargo/builds`.
+ * The `cargo` plugin. The host's thread copies the plugin's source into the
+ * cache and, at the end, the built component into the world's
+ * `state/cargo/builds`. Between the two, the build runs in a worker whose Deno
+ * permissions allow only what a build needs: to start `cargo` (through
+ * `setsid`), and to read and write the copy and cargo's target folder (and to
+ * read the SDK's copy), all in the cache.
  */
 export function cargoPlugin(options: BuilderOptions): NativePlugin {
   return {
     document: DISCOVER,
     methods: {
       "rpc.discover": () => Promise.resolve(DISCOVER),
-      build: async (ctx, params) => runInWorker(await prepare(options, params), ctx),
+      build: async (ctx, params) => {
+        const job = await prepare(options, params);
+        try {
+          // the host's thread copies in and out: the builder reaches nothing of the world
+          ctx.notify("progress", { step: "copy", text: `copying /plugins/${job.plugin}/source` });
+          await copySource(job.source, job.work);
+          const built = await runInWorker(job, ctx);
+          return await deliver(job, built, ctx);
+        } finally {
+          await Deno.remove(job.work, { recursive: true }).catch(() => {});
+        }
+      },
     },
   };
 }
@@ -213,7 +226,7 @@ export type FromBuilder =
   | { t: "log"; line: string }
   | { t: "group"; pgid: number; running: boolean }
   | { t: "notify"; name: string; params: unknown }
-  | { t: "done"; result: BuildResult }
+  | { t: "done"; result: Built }
   | { t: "failed"; error: { code: number; message: string; data?: unknown } };
 
 /**
@@ -222,20 +235,14 @@ export type FromBuilder =
  * only a thread with full run permission signal a process group, so the
  * host's thread ends cargo's group on a stop or a kill.
  */
-function runInWorker(job: BuildJob, ctx: NativeContext): Promise<BuildResult> {
+function runInWorker(job: BuildJob, ctx: NativeContext): Promise<Built> {
   const worker = new Worker(new URL("./build_worker.ts", import.meta.url), {
     type: "module",
     name: `sausage-cargo-${job.plugin}`,
     deno: {
       permissions: {
-        read: [
-          job.source,
-          dirname(job.work),
-          job.targetDir,
-          job.buildsDir,
-          job.sdk,
-        ],
-        write: [dirname(job.work), job.targetDir, job.buildsDir],
+        read: [job.work, job.targetDir, job.sdk],
+        write: [job.work, job.targetDir],
         run: ["setsid", "cargo"],
         env: false,
         net: false,
@@ -245,7 +252,7 @@ function runInWorker(job: BuildJob, ctx: NativeContext): Promise<BuildResult> {
       },
     },
   } as WorkerOptions);
-  const { promise, resolve, reject } = Promise.withResolvers<BuildResult>();
+  const { promise, resolve, reject } = Promise.withResolvers<Built>();
   const groups = new ProcessGroups();
   const onAbort = () => {
     worker.postMessage({ t: "abort", reason: ctx.signal.reason });
@@ -314,63 +321,67 @@ export interface BuildContext extends NativeContext {
 }
 
 /** The build itself (in the build worker). */
-export async function runBuild(job: BuildJob, ctx: BuildContext): Promise<BuildResult> {
+export async function runBuild(job: BuildJob, ctx: BuildContext): Promise<Built> {
   const { plugin, work } = job;
-  try {
-    ctx.notify("progress", { step: "copy", text: `copying /plugins/${plugin}/source` });
-    await copySource(job.source, work);
-    await standalone(join(work, "Cargo.toml"));
-    const config = [
-      `target.${WASM_TARGET}.runner=${JSON.stringify(job.runner)}`,
-      // sausage-plugin = "0.1" is the world's SDK
-      `patch.crates-io.sausage-plugin.path=${JSON.stringify(join(job.sdk, "sausage-plugin"))}`,
-    ].flatMap((c) => ["--config", c]);
-    const env = {
-      ...job.toolchainEnv,
-      CARGO_TARGET_DIR: job.targetDir,
-      CARGO_TERM_COLOR: "never",
-      CARGO_TERM_PROGRESS_WHEN: "never",
-    };
-    const common = ["--release", "--target", WASM_TARGET, "--message-format", "json", ...config];
+  await standalone(join(work, "Cargo.toml"));
+  const config = [
+    `target.${WASM_TARGET}.runner=${JSON.stringify(job.runner)}`,
+    // sausage-plugin = "0.1" is the world's SDK
+    `patch.crates-io.sausage-plugin.path=${JSON.stringify(join(job.sdk, "sausage-plugin"))}`,
+  ].flatMap((c) => ["--config", c]);
+  const env = {
+    ...job.toolchainEnv,
+    CARGO_TARGET_DIR: job.targetDir,
+    CARGO_TERM_COLOR: "never",
+    CARGO_TERM_PROGRESS_WHEN: "never",
+  };
+  const common = ["--release", "--target", WASM_TARGET, "--message-format", "json", ...config];
 
-    ctx.notify("progress", { step: "test", text: "running the tests" });
-    const tests = await cargo(["test", ...common, "--no-fail-fast"], work, env, ctx);
-    const compileErrors = errorsOf(tests);
-    if (compileErrors) throw buildFailed("compiling the tests", compileErrors);
-    const counts = testCounts(tests.stdout);
-    const testOutput = testText(tests.stdout);
-    if (tests.code !== 0 && !testOutput) throw buildFailed("cargo test", tests.stderr);
-    if (tests.code !== 0) {
-      throw buildFailed("the tests", testOutput || tests.stderr, {
-        tests: { ...counts, output: tail(testOutput) },
-      });
-    }
-
-    ctx.notify("progress", { step: "build", text: "building the release component" });
-    const built = await cargo(["build", ...common], work, env, ctx);
-    const buildErrors = errorsOf(built);
-    if (built.code !== 0 || buildErrors) {
-      throw buildFailed("the build", buildErrors || built.stderr);
-    }
-    const artifact = pickArtifact(built.messages, plugin);
-    if (!artifact) {
-      throw buildFailed(
-        "the build",
-        `no ${WASM_TARGET} binary was built: the crate needs a \`fn main\` (a bin target)`,
-      );
-    }
-    const { n, dir } = await nextBuildDir(job.buildsDir);
-    const name = `${plugin}.wasm`;
-    await Deno.copyFile(artifact, join(dir, name));
-    ctx.log(`built ${basename(artifact)} as /state/cargo/builds/${n}/${name}`);
-    return {
-      wasm: `/state/cargo/builds/${n}/${name}`,
+  ctx.notify("progress", { step: "test", text: "running the tests" });
+  const tests = await cargo(["test", ...common, "--no-fail-fast"], work, env, ctx);
+  const compileErrors = errorsOf(tests);
+  if (compileErrors) throw buildFailed("compiling the tests", compileErrors);
+  const counts = testCounts(tests.stdout);
+  const testOutput = testText(tests.stdout);
+  if (tests.code !== 0 && !testOutput) throw buildFailed("cargo test", tests.stderr);
+  if (tests.code !== 0) {
+    throw buildFailed("the tests", testOutput || tests.stderr, {
       tests: { ...counts, output: tail(testOutput) },
-      warnings: [...job.sdkWarnings, ...warningsOf([...tests.messages, ...built.messages])],
-    };
-  } finally {
-    await Deno.remove(work, { recursive: true }).catch(() => {});
+    });
   }
+
+  ctx.notify("progress", { step: "build", text: "building the release component" });
+  const built = await cargo(["build", ...common], work, env, ctx);
+  const buildErrors = errorsOf(built);
+  if (built.code !== 0 || buildErrors) {
+    throw buildFailed("the build", buildErrors || built.stderr);
+  }
+  const artifact = pickArtifact(built.messages, plugin);
+  if (!artifact) {
+    throw buildFailed(
+      "the build",
+      `no ${WASM_TARGET} binary was built: the crate needs a \`fn main\` (a bin target)`,
+    );
+  }
+  return {
+    artifact,
+    tests: { ...counts, output: tail(testOutput) },
+    warnings: [...job.sdkWarnings, ...warningsOf([...tests.messages, ...built.messages])],
+  };
+}
+
+/** What the builder gives back: the result, with the component still in cargo's target folder. */
+export interface Built extends Omit<BuildResult, "wasm"> {
+  artifact: string;
+}
+
+/** Copies the built component into the world's `state/cargo/builds/<n>/` (on the host's thread). */
+async function deliver(job: BuildJob, built: Built, ctx: NativeContext): Promise<BuildResult> {
+  const { n, dir } = await nextBuildDir(job.buildsDir);
+  const name = `${job.plugin}.wasm`;
+  await Deno.copyFile(built.artifact, join(dir, name));
+  ctx.log(`built ${basename(built.artifact)} as /state/cargo/builds/${n}/${name}`);
+  return { wasm: `/state/cargo/builds/${n}/${name}`, tests: built.tests, warnings: built.warnings };
 }
 
 /**
