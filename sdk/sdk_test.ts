@@ -197,6 +197,22 @@ Deno.test("secrets: a client connects to the vault through /run/secrets", async 
   assert.equal(await w.call("client.vault", { name: "other", value: "x" }), "x");
 });
 
+Deno.test("secrets as a service of boot.yaml: the vault runs from the start, and a client uses it", async () => {
+  await using w = await startWorld({
+    plugins: {},
+    wasm: {
+      secrets: await Deno.readFile(await plugin("secrets")),
+      client: await Deno.readFile(await plugin("client")),
+    },
+    files: { "config/boot.yaml": "- method: secrets.serve\n" },
+  });
+  await w.host.servicesStarted;
+  assert.equal(w.host.journal.query({ grep: "^service secrets.serve: ready$" }).length, 1);
+  assert.equal(await w.call("client.vault", { name: "key", value: "s3cret" }), "s3cret");
+  const [vault] = w.host.processes.list().filter((p) => p.plugin === "secrets");
+  assert.ok(vault?.detached, "the vault is a detached service process");
+});
+
 Deno.test("connect waits a short time for an endpoint file that does not exist yet", async () => {
   await using w = await world({ secrets: "secrets", client: "client" });
   const vault = w.call("client.vault", { name: "key", value: "early" });
