@@ -7,36 +7,7 @@
 use serde_json::{json, Value};
 use std::io::{BufRead, Seek, Write};
 
-/// Writes one message in one write, with a newline before it (PROTOCOL 3.1).
-fn send(message: &Value) {
-    let mut out = std::io::stdout().lock();
-    let text = format!("\n{message}\n");
-    out.write_all(text.as_bytes()).unwrap();
-    out.flush().unwrap();
-}
-
-fn reply(id: &Value, result: Value) {
-    send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
-}
-
-fn reply_error(id: &Value, code: i64, message: &str) {
-    send(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}));
-}
-
-/// Reads the next JSON-RPC message from stdin; `None` at EOF.
-fn next_message(lines: &mut impl Iterator<Item = std::io::Result<String>>) -> Option<Value> {
-    for line in lines {
-        let line = line.ok()?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<Value>(&line) {
-            Ok(v) => return Some(v),
-            Err(e) => eprintln!("probe: unreadable line on stdin: {e}"),
-        }
-    }
-    None
-}
+use rawrpc::{next_message, reply, reply_error, send};
 
 /// Sends a request and waits for its response; notifications in between are collected.
 fn call(
