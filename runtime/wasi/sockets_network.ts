@@ -155,6 +155,19 @@ export function fitsFamily(address: IpSocketAddress, family: IpAddressFamily): b
   return !compatible;
 }
 
+/** The checks of `start-bind` common to TCP and UDP: the network, then the local address. */
+export function checkBind(
+  network: unknown,
+  localAddress: IpSocketAddress,
+  family: IpAddressFamily,
+): void {
+  checkNetwork(network);
+  checkAddress(localAddress);
+  if (!isUnicast(localAddress) || !fitsFamily(localAddress, family)) {
+    throw "invalid-argument";
+  }
+}
+
 /** The IPv4 address inside an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`), or null. */
 function _mappedIpv4(a: Ipv6Address): Ipv4Address | null {
   if (a.slice(0, 5).some((x) => x !== 0) || a[5] !== 0xffff) return null;

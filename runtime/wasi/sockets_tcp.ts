@@ -43,6 +43,7 @@ import {
 import { type Closable, type NetworkProcess, Notifier } from "./network_process.ts";
 import {
   checkAddress,
+  checkBind,
   checkNetwork,
   type ErrorCode,
   fitsFamily,
@@ -509,11 +510,7 @@ export class TcpSocket implements Closable {
 
   /** Binds to a local address (listening starts with {@linkcode startListen}). */
   startBind(network: unknown, localAddress: IpSocketAddress): void {
-    checkNetwork(network);
-    checkAddress(localAddress);
-    if (!isUnicast(localAddress) || !fitsFamily(localAddress, this.#family)) {
-      throw "invalid-argument";
-    }
+    checkBind(network, localAddress, this.#family);
     if (this.#state.tag !== "unbound") throw "invalid-state";
     let listener: Deno.TcpListener;
     try {

@@ -30,7 +30,7 @@ import { Pollable } from "./io.ts";
 import { type Closable, type NetworkProcess, Notifier } from "./network_process.ts";
 import {
   checkAddress,
-  checkNetwork,
+  checkBind,
   fitsFamily,
   fromHostAddress,
   type IpAddressFamily,
@@ -109,11 +109,7 @@ export class UdpSocket implements Closable {
 
   /** Begins binding to a local address; {@linkcode finishBind} takes the result. */
   startBind(network: unknown, localAddress: IpSocketAddress): void {
-    checkNetwork(network);
-    checkAddress(localAddress);
-    if (!isUnicast(localAddress) || !fitsFamily(localAddress, this.#family)) {
-      throw "invalid-argument";
-    }
+    checkBind(network, localAddress, this.#family);
     if (this.#state.tag !== "unbound") throw "invalid-state";
     const socket = dgram.createSocket({
       type: this.#family === "ipv4" ? "udp4" : "udp6",
