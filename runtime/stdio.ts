@@ -10,12 +10,19 @@
  *
  * @module
  */
-import { abortable, type ByteSink, type ByteSource, Signal, STREAM_CLOSED } from "./wasi/io.ts";
+import {
+  abortable,
+  ByteQueue,
+  type ByteSink,
+  type ByteSource,
+  Signal,
+  STREAM_CLOSED,
+} from "./wasi/io.ts";
 import { LOG_LINES_PER_SECOND, MAX_LOG_LINE_BYTES, MAX_MESSAGE_BYTES } from "./messages.ts";
 
 /** Stdin of a process: chunks from the host, then EOF. */
 export class StdinSource implements ByteSource {
-  #chunks: Uint8Array[] = [];
+  readonly #queue = new ByteQueue();
   #ended = false;
   readonly #signal = new Signal();
   readonly #kill: AbortSignal | undefined;
@@ -28,7 +35,7 @@ export class StdinSource implements ByteSource {
   /** Adds bytes from the host. */
   push(bytes: Uint8Array): void {
     if (this.#ended || bytes.length === 0) return;
-    this.#chunks.push(bytes);
+    this.#queue.push(bytes);
     this.#signal.notify();
   }
 
@@ -39,18 +46,11 @@ export class StdinSource implements ByteSource {
   }
 
   read(max: number): Uint8Array | null {
-    const first = this.#chunks[0];
-    if (!first) return this.#ended ? null : new Uint8Array(0);
-    if (first.length <= max) {
-      this.#chunks.shift();
-      return first;
-    }
-    this.#chunks[0] = first.subarray(max);
-    return first.subarray(0, max);
+    return this.#queue.take(max) ?? (this.#ended ? null : new Uint8Array(0));
   }
 
   readable(): boolean {
-    return this.#ended || this.#chunks.length > 0;
+    return this.#ended || !this.#queue.empty;
   }
 
   whenReadable(): Promise<void> {

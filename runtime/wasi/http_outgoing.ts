@@ -29,7 +29,7 @@
  *
  * @module
  */
-import type { ByteSource, StreamError } from "./io.ts";
+import { ByteQueue, type ByteSource, type StreamError } from "./io.ts";
 import { type Closable, type NetworkProcess, Notifier } from "./network_process.ts";
 import { Fields, fromByteString, toByteString } from "./http_fields.ts";
 import {
@@ -77,8 +77,7 @@ class _Exchange implements Exchange, Closable {
   #timer: ReturnType<typeof setTimeout> | undefined;
 
   #reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
-  #chunks: Uint8Array[] = [];
-  #buffered = 0;
+  readonly #received = new ByteQueue();
   #reading = false;
   #eof = false;
   #bodyError: HttpErrorCode | null = null;
@@ -182,8 +181,7 @@ class _Exchange implements Exchange, Closable {
 
   finishBody(): void {
     this.#discard = true;
-    this.#chunks = [];
-    this.#buffered = 0;
+    this.#received.clear();
     this.#pump();
     this.#checkEnd();
   }
@@ -217,17 +215,8 @@ class _Exchange implements Exchange, Closable {
   // --- the response body
 
   #read(max: number): Uint8Array | null {
-    if (this.#chunks.length > 0) {
-      const first = this.#chunks[0];
-      let out: Uint8Array;
-      if (first.length <= max) {
-        this.#chunks.shift();
-        out = first;
-      } else {
-        out = first.subarray(0, max);
-        this.#chunks[0] = first.subarray(max);
-      }
-      this.#buffered -= out.length;
+    const out = this.#received.take(max);
+    if (out !== null) {
       this.#pump();
       this.#checkEnd();
       return out;
@@ -239,13 +228,13 @@ class _Exchange implements Exchange, Closable {
   }
 
   #readable(): boolean {
-    return this.#chunks.length > 0 || this.#eof || this.#bodyError !== null;
+    return !this.#received.empty || this.#eof || this.#bodyError !== null;
   }
 
   #pump(): void {
     const reader = this.#reader;
     if (!reader || this.#reading || this.#eof || this.#bodyError || this.#done) return;
-    if (this.#buffered >= READ_AHEAD) return;
+    if (this.#received.size >= READ_AHEAD) return;
     this.#reading = true;
     let timer: ReturnType<typeof setTimeout> | undefined;
     if (this.#betweenBytes !== null) {
@@ -263,8 +252,7 @@ class _Exchange implements Exchange, Closable {
         if (this.#bodyError) return;
         if (done) this.#eof = true;
         else if (!this.#discard && value.length > 0) {
-          this.#chunks.push(value);
-          this.#buffered += value.length;
+          this.#received.push(value);
         }
         this.#checkEnd();
         this.#bodyReady.notify();
@@ -284,7 +272,7 @@ class _Exchange implements Exchange, Closable {
   #checkEnd(): void {
     if (this.#trailers !== null) return;
     if (this.#bodyError) this.#trailers = { tag: "err", val: this.#bodyError };
-    else if (this.#eof && (this.#discard || this.#chunks.length === 0)) {
+    else if (this.#eof && (this.#discard || this.#received.empty)) {
       this.#trailers = { tag: "ok", val: undefined };
     } else return;
     this.#finish();

@@ -275,6 +275,46 @@ export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefine
   });
 }
 
+/** Bytes waiting to be read, in the chunks they came in; reads take from the front. */
+export class ByteQueue {
+  #chunks: Uint8Array[] = [];
+  #size = 0;
+
+  /** The bytes waiting. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** Whether nothing waits. */
+  get empty(): boolean {
+    return this.#chunks.length === 0;
+  }
+
+  push(bytes: Uint8Array): void {
+    this.#chunks.push(bytes);
+    this.#size += bytes.length;
+  }
+
+  /** At most `max` bytes from the front, or null when nothing waits. */
+  take(max: number): Uint8Array | null {
+    const first = this.#chunks[0];
+    if (first === undefined) return null;
+    let out = first;
+    if (first.length <= max) this.#chunks.shift();
+    else {
+      out = first.subarray(0, max);
+      this.#chunks[0] = first.subarray(max);
+    }
+    this.#size -= out.length;
+    return out;
+  }
+
+  clear(): void {
+    this.#chunks = [];
+    this.#size = 0;
+  }
+}
+
 /**
  * The wake-up side of a source or sink: every waiter shares one promise,
  * settled at the next {@linkcode notify}.

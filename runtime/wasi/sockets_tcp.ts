@@ -31,6 +31,7 @@
  * @module
  */
 import {
+  ByteQueue,
   type ByteSink,
   type ByteSource,
   InputStream,
@@ -94,8 +95,7 @@ class _Connection implements Closable {
   readonly #readable: Notifier;
   readonly #writable: Notifier;
 
-  #chunks: Uint8Array[] = [];
-  #buffered = 0;
+  readonly #received = new ByteQueue();
   #readBuffer: Uint8Array | null = null;
   #reading = false;
   #eof = false;
@@ -136,17 +136,8 @@ class _Connection implements Closable {
 
   read(max: number): Uint8Array | null {
     if (this.#readShut || this.#closed) return null;
-    if (this.#chunks.length > 0) {
-      const first = this.#chunks[0];
-      let out: Uint8Array;
-      if (first.length <= max) {
-        this.#chunks.shift();
-        out = first;
-      } else {
-        out = first.subarray(0, max);
-        this.#chunks[0] = first.subarray(max);
-      }
-      this.#buffered -= out.length;
+    const out = this.#received.take(max);
+    if (out !== null) {
       this.#pump();
       return out;
     }
@@ -157,7 +148,7 @@ class _Connection implements Closable {
   }
 
   readable(): boolean {
-    return this.#chunks.length > 0 || this.#eof || this.#readError !== null || this.#readShut ||
+    return !this.#received.empty || this.#eof || this.#readError !== null || this.#readShut ||
       this.#closed;
   }
 
@@ -170,7 +161,7 @@ class _Connection implements Closable {
   /** Reads from the host while the buffer has room. */
   #pump(): void {
     if (this.#reading || this.#eof || this.#readError || this.#readShut || this.#closed) return;
-    if (this.#buffered >= READ_AHEAD) return;
+    if (this.#received.size >= READ_AHEAD) return;
     this.#reading = true;
     // one read at a time per connection: its buffer is reused, what was read is copied out
     const buffer = this.#readBuffer ??= new Uint8Array(READ_CHUNK);
@@ -180,8 +171,7 @@ class _Connection implements Closable {
         if (this.#closed || this.#readShut) return;
         if (n === null) this.#eof = true;
         else {
-          this.#chunks.push(buffer.slice(0, n));
-          this.#buffered += n;
+          this.#received.push(buffer.slice(0, n));
         }
         this.#readable.notify();
         this.#pump();
@@ -282,8 +272,7 @@ class _Connection implements Closable {
   shutdown(how: ShutdownType): void {
     if (how !== "send") {
       this.#readShut = true;
-      this.#chunks = [];
-      this.#buffered = 0;
+      this.#received.clear();
       this.#readable.notify();
     }
     if (how !== "receive" && !this.#writeShut) {
@@ -303,7 +292,7 @@ class _Connection implements Closable {
     if (this.#closing || this.#closed) return;
     this.#closing = true;
     this.#readShut = true;
-    this.#chunks = [];
+    this.#received.clear();
     if (this.#queue.length === 0 && !this.#writing) {
       this.#closeNow();
       return;
