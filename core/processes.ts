@@ -150,14 +150,7 @@ export class ProcessManager {
       origin: request.origin,
       write: (m) => this.#pool.write(pid, encoder.encode(JSON.stringify(m) + "\n")),
     });
-    this.#processes.set(pid, process);
-    this.#files.add(process);
-    if (request.parent instanceof Process) request.parent.children.add(process);
-    this.#journal.event(
-      pid,
-      request.plugin,
-      `start ${request.method} ${paramsText(request.params)}`,
-    );
+    this.#register(process, request);
     const parent = request.parent?.name ?? "core";
     this.#pool.spawn(component, {
       pid,
@@ -229,6 +222,18 @@ export class ProcessManager {
     await Promise.all(this.list().map((p) => this.kill(p, why)));
   }
 
+  /** Enters a new process in the table, `/proc`, its parent's children and the journal. */
+  #register(process: Process, request: StartRequest): void {
+    this.#processes.set(process.pid, process);
+    this.#files.add(process);
+    if (request.parent instanceof Process) request.parent.children.add(process);
+    this.#journal.event(
+      process.pid,
+      request.plugin,
+      `start ${request.method} ${paramsText(request.params)}`,
+    );
+  }
+
   /** A call to a plugin the host implements: no worker, the same process face. */
   #startNative(request: StartRequest, native: NativePlugin): Process {
     const pid = `${request.plugin}-${uuidv7()}`;
@@ -244,15 +249,8 @@ export class ProcessManager {
       origin: request.origin,
       write: () => {}, // a native process makes no calls, so nothing answers it
     });
-    this.#processes.set(pid, process);
     this.#aborts.set(pid, abort);
-    this.#files.add(process);
-    if (request.parent instanceof Process) request.parent.children.add(process);
-    this.#journal.event(
-      pid,
-      request.plugin,
-      `start ${request.method} ${paramsText(request.params)}`,
-    );
+    this.#register(process, request);
     const method = Object.hasOwn(native.methods, request.method)
       ? native.methods[request.method]
       : undefined;
