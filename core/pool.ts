@@ -91,6 +91,8 @@ interface Running {
   events: ProcessEvents;
   cell: number;
   worker: PluginWorker;
+  /** Why the host killed it: the guest may meet the interrupt before the message. */
+  killedFor?: string;
 }
 
 class PluginWorker {
@@ -266,6 +268,7 @@ export class WorkerPool {
   kill(pid: string, reason: string): void {
     const p = this.#processes.get(pid);
     if (!p) return;
+    p.killedFor ??= reason;
     Atomics.store(p.worker.cells, p.cell, Interrupt.Kill);
     p.worker.send({ t: "kill", pid, reason });
   }
@@ -349,6 +352,7 @@ export class WorkerPool {
         this.#processes.delete(message.pid);
         p.worker.releaseCell(p.cell);
         const { t: _t, pid: _pid, ...report } = message;
+        if (report.reason === "killed" && p.killedFor !== undefined) report.detail = p.killedFor;
         p.events.exit(report);
         break;
       }
