@@ -158,18 +158,58 @@ export async function cachedSdk(cacheDir: string): Promise<string> {
   return await sdkInCache(cacheDir, await sdkFiles());
 }
 
-/** A copy of an SDK's files in the cache, named by their hash; its folder. */
+/**
+ * A copy unused for this long is removed when another copy is made: each
+ * edit of a world's SDK makes one, and the cache is shared by all worlds.
+ */
+export const SDK_COPY_KEPT_MS = 30 * 24 * 3600 * 1000;
+/** A copy that never completed (its host died) is removed after a day. */
+const INCOMPLETE_KEPT_MS = 24 * 3600 * 1000;
+
+/**
+ * A copy of an SDK's files in the cache, named by their hash; its folder.
+ * Each use touches its `.complete` marker, the time that pruning reads.
+ */
 async function sdkInCache(cacheDir: string, files: Map<string, Uint8Array>): Promise<string> {
   const dir = join(cacheDir, "sdk", await sdkVersion(files));
+  const marker = join(dir, ".complete");
   try {
-    await Deno.stat(join(dir, ".complete"));
+    const now = new Date();
+    await Deno.utime(marker, now, now);
     return dir;
   } catch {
     // install it
   }
   await installSdk(dir, files);
-  await Deno.writeTextFile(join(dir, ".complete"), "");
+  await Deno.writeTextFile(marker, "");
+  await pruneSdkCopies(join(cacheDir, "sdk"), dir);
   return dir;
+}
+
+/**
+ * Removes the copies under `sdkDir` other than `keep` that were last used
+ * over {@linkcode SDK_COPY_KEPT_MS} ago (or never completed, a day ago).
+ * The compiled crates of a removed copy are rebuilt if it comes back.
+ */
+export async function pruneSdkCopies(sdkDir: string, keep: string, now = Date.now()) {
+  for await (const e of Deno.readDir(sdkDir)) {
+    const dir = join(sdkDir, e.name);
+    if (!e.isDirectory || dir === keep) continue;
+    const used = await lastUse(dir);
+    const limit = used.complete ? SDK_COPY_KEPT_MS : INCOMPLETE_KEPT_MS;
+    if (now - used.at <= limit) continue;
+    await Deno.remove(dir, { recursive: true }).catch(() => {}); // another host got there first
+  }
+}
+
+async function lastUse(dir: string): Promise<{ complete: boolean; at: number }> {
+  try {
+    const info = await Deno.stat(join(dir, ".complete"));
+    return { complete: true, at: info.mtime?.getTime() ?? 0 };
+  } catch {
+    const info = await Deno.stat(dir).catch(() => null);
+    return { complete: false, at: info?.mtime?.getTime() ?? 0 };
+  }
 }
 
 /** What a build compiles `sausage-plugin` from. */

@@ -5,7 +5,14 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { installSdk, sdkFiles, sdkForBuild, SdkUnusable } from "./sdk.ts";
+import {
+  installSdk,
+  pruneSdkCopies,
+  SDK_COPY_KEPT_MS,
+  sdkFiles,
+  sdkForBuild,
+  SdkUnusable,
+} from "./sdk.ts";
 
 async function tempSdk(): Promise<{ dir: string; cache: string } & AsyncDisposable> {
   const root = await Deno.makeTempDir({ prefix: "sausage-sdk-" });
@@ -115,4 +122,32 @@ Deno.test("the shipped SDK's files are the three crates, the README and the work
   assert.ok(
     files.every((f) => /^(Cargo\.toml|README\.md|sausage-plugin(-macros|-codegen)?\/)/.test(f)),
   );
+});
+
+Deno.test("copies of edited SDKs in the cache are removed once unused for 30 days; the one in use stays", async () => {
+  await using sdk = await tempSdk();
+  const first = (await sdkForBuild(sdk.dir, sdk.cache)).dir;
+  await Deno.writeTextFile(join(sdk.dir, "sausage-plugin", "src", "lib.rs"), "// x\n", {
+    append: true,
+  });
+  const second = (await sdkForBuild(sdk.dir, sdk.cache)).dir;
+  assert.notEqual(first, second);
+  const sdkDir = join(sdk.cache, "sdk");
+  const unfinished = join(sdkDir, "unfinished");
+  await Deno.mkdir(unfinished);
+
+  // a month minus a day later: both copies stay; the unfinished one goes
+  await pruneSdkCopies(sdkDir, second, Date.now() + SDK_COPY_KEPT_MS - 86_400_000);
+  assert.ok(await exists(first));
+  assert.ok(!(await exists(unfinished)));
+
+  // a use touches the copy: pruning counts from there
+  const old = new Date(Date.now() - SDK_COPY_KEPT_MS - 86_400_000);
+  await Deno.utime(join(first, ".complete"), old, old);
+  await Deno.utime(join(second, ".complete"), old, old);
+  await installSdk(sdk.dir);
+  assert.equal((await sdkForBuild(sdk.dir, sdk.cache)).dir, first);
+  await pruneSdkCopies(sdkDir, "none");
+  assert.ok(await exists(first));
+  assert.ok(!(await exists(second)));
 });
