@@ -57,6 +57,9 @@ use syn::{
     Meta, ReturnType, Type,
 };
 
+mod subset;
+use subset::{Outside, first_type_argument, outside_subset, written};
+
 /// Makes an `impl` block an interface. See `sausage_plugin::rpc`.
 ///
 /// # Example
@@ -469,6 +472,25 @@ fn analyze_method(f: &ImplItemFn, retired: bool) -> syn::Result<(Method, Option<
     ))
 }
 
+/// The error of a method whose result type is written with a type outside
+/// the schema subset (others are caught by the `MethodResult` bound).
+fn result_outside_subset(method: &Method) -> Option<syn::Error> {
+    let Type::Path(p) = &method.ret else { return None };
+    let ok = first_type_argument(&p.path.segments.last()?.arguments)?;
+    let outside = outside_subset(ok)?;
+    Some(outside_error(&format!("the method `{}` returns", method.name), &written(ok), outside))
+}
+
+/// "`subject` `written`, which is outside the subset: advice", underlining
+/// the part that is outside.
+fn outside_error(subject: &str, written: &str, Outside { found, tokens, advice }: Outside) -> syn::Error {
+    let which = if found == written { "which".to_owned() } else { format!("and `{found}`") };
+    syn::Error::new_spanned(
+        tokens,
+        format!("{subject} `{written}`, {which} is outside the schema subset of PROTOCOL 10.2: {advice}"),
+    )
+}
+
 /// Whether a return type is written as a `Result<...>` (any path whose last
 /// segment is `Result` with type arguments, such as `io::Result<T>`).
 fn is_result(ty: &Type) -> bool {
@@ -549,7 +571,11 @@ fn rpc_impl(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2>
                 if let Some(e) = missing_doc {
                     push_error(e);
                 }
-                if !is_retired {
+                if let Some(outside) = result_outside_subset(&method) {
+                    // the method is left out of the interface, so that no
+                    // trait-bound error at `run` repeats this one
+                    push_error(outside);
+                } else if !is_retired {
                     methods.push(method);
                 } else if retired.is_some() {
                     push_error(syn::Error::new(f.sig.ident.span(), "only one method can be #[on_retired]"));
@@ -788,7 +814,12 @@ fn schema_derive(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStr
                 // interface check reports what is outside the subset
                 if !import {
                     let ty = &field.ty;
-                    field_checks.push(quote_spanned!(ty.span()=> #sp::__private::assert_schema_type::<#ty>();));
+                    if let Some(outside) = outside_subset(ty) {
+                        let subject = format!("the field `{field_name}` of #[schema] `{name}` is");
+                        push_error(outside_error(&subject, &written(ty), outside));
+                    } else {
+                        field_checks.push(quote_spanned!(ty.span()=> #sp::__private::assert_schema_type::<#ty>();));
+                    }
                 }
             }
             let errors = errors.map(|e| e.to_compile_error()).unwrap_or_default();
