@@ -8,8 +8,8 @@
  *
  * @module
  */
+import { createHash } from "node:crypto";
 import { dirname, join, relative, sep as SEP } from "node:path";
-import { sha256Hex } from "../core/components/cache.ts";
 
 /** The crates of the SDK, as folders of `sdk/`. */
 export const SDK_CRATES = ["sausage-plugin", "sausage-plugin-macros", "sausage-plugin-codegen"];
@@ -69,18 +69,12 @@ export function workspaceManifest(text: string): string {
 }
 
 /** A short hash of all the SDK's files: the name of its copy in the cache. */
-export async function sdkVersion(files: Map<string, Uint8Array>): Promise<string> {
-  const parts: Uint8Array[] = [];
+export function sdkVersion(files: Map<string, Uint8Array>): string {
+  const hash = createHash("sha256");
   for (const [path, bytes] of [...files].sort(([a], [b]) => a.localeCompare(b))) {
-    parts.push(new TextEncoder().encode(`${path}\0${bytes.length}\0`), bytes);
+    hash.update(`${path}\0${bytes.length}\0`).update(bytes);
   }
-  const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    all.set(p, at);
-    at += p.length;
-  }
-  return (await sha256Hex(all)).slice(0, 16);
+  return hash.digest("hex").slice(0, 16);
 }
 
 /**
@@ -171,7 +165,7 @@ const INCOMPLETE_KEPT_MS = 24 * 3600 * 1000;
  * Each use touches its `.complete` marker, the time that pruning reads.
  */
 async function sdkInCache(cacheDir: string, files: Map<string, Uint8Array>): Promise<string> {
-  const dir = join(cacheDir, "sdk", await sdkVersion(files));
+  const dir = join(cacheDir, "sdk", sdkVersion(files));
   const marker = join(dir, ".complete");
   try {
     const now = new Date();
