@@ -1,0 +1,468 @@
+//! The model's tools. A tool never fails the turn: its error is a result
+//! that the model reads and can act on.
+
+use crate::model::ToolSpec;
+use sausage_plugin::Ctx;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+/// The most bytes of a result that go to the model.
+pub const MAX_RESULT: usize = 64 * 1024;
+
+/// What a tool gave back.
+#[derive(Debug)]
+pub struct Outcome {
+    pub ok: bool,
+    /// For the model.
+    pub content: String,
+    /// One short line for a person.
+    pub summary: String,
+}
+
+fn ok(content: String, summary: String) -> Outcome {
+    Outcome { ok: true, content: clip(content), summary }
+}
+
+fn fail(message: String) -> Outcome {
+    Outcome { ok: false, summary: first_line(&message), content: clip(message) }
+}
+
+/// The tools, with their schemas.
+pub fn specs() -> Vec<ToolSpec> {
+    let path = json!({"type": "string", "description": "An absolute path in the world, for example /plugins/notes/source/src/main.rs"});
+    vec![
+        ToolSpec {
+            name: "call",
+            description: "Call a method: `<plugin>.<method>` starts a process of that plugin, `core.<method>` is the core \
+                          API, `cargo.build` builds a plugin. Returns the result as JSON, or the error with its data \
+                          (for a failed build: the compiler's output).",
+            parameters: json!({"type": "object", "properties": {
+                "method": {"type": "string", "description": "For example notes.add, cargo.build or core.activate"},
+                "params": {"type": "object", "description": "The params, by name (default {})"},
+                "detach": {"type": "boolean", "description": "Start a process that outlives this turn (a server); default false"},
+            }, "required": ["method"]}),
+        },
+        ToolSpec {
+            name: "read_file",
+            description: "Read a text file. Long files come in pieces: give `offset` (the first line, from 1) and `limit` (lines).",
+            parameters: json!({"type": "object", "properties": {
+                "path": path,
+                "offset": {"type": "integer", "minimum": 1, "description": "The first line to read (default 1)"},
+                "limit": {"type": "integer", "minimum": 1, "description": "How many lines (default 2000)"},
+            }, "required": ["path"]}),
+        },
+        ToolSpec {
+            name: "write_file",
+            description: "Write a whole file (its folders are made). Replaces the file in one step.",
+            parameters: json!({"type": "object", "properties": {
+                "path": path,
+                "content": {"type": "string", "description": "The whole new content"},
+            }, "required": ["path", "content"]}),
+        },
+        ToolSpec {
+            name: "edit_file",
+            description: "Replace an exact piece of a file: `old_text` must occur exactly once (or set replace_all), \
+                          whitespace included. Read the file first.",
+            parameters: json!({"type": "object", "properties": {
+                "path": path,
+                "old_text": {"type": "string", "description": "The text to replace, exactly as it is in the file"},
+                "new_text": {"type": "string", "description": "The text to put in its place"},
+                "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)"},
+            }, "required": ["path", "old_text", "new_text"]}),
+        },
+        ToolSpec {
+            name: "list_dir",
+            description: "List a folder: names, with / after folders and the size of files.",
+            parameters: json!({"type": "object", "properties": {"path": path}, "required": ["path"]}),
+        },
+        ToolSpec {
+            name: "copy_dir",
+            description: "Copy a folder with everything in it (except target/ folders of builds) to a new place.",
+            parameters: json!({"type": "object", "properties": {
+                "from": path,
+                "to": {"type": "string", "description": "Where the copy goes; it must not exist yet"},
+            }, "required": ["from", "to"]}),
+        },
+        ToolSpec {
+            name: "search",
+            description: "Search text files for a regular expression (Rust regex syntax). Returns `path:line: text` \
+                          for each match, at most 200. Skips /proc, target/ and hidden folders.",
+            parameters: json!({"type": "object", "properties": {
+                "pattern": {"type": "string", "description": "A regular expression, for example `fn main` or `grace_seconds`"},
+                "path": {"type": "string", "description": "A file or folder to search (default /)"},
+                "glob": {"type": "string", "description": "Only names that match, for example *.rs (default all)"},
+            }, "required": ["pattern"]}),
+        },
+    ]
+}
+
+/// A short form of a call's arguments for a person: `path`, `method` or the first string.
+pub fn short_arguments(name: &str, arguments: &str) -> String {
+    let Ok(Value::Object(args)) = serde_json::from_str::<Value>(arguments) else {
+        return clip_line(arguments, 80);
+    };
+    let pick = |key: &str| args.get(key).and_then(Value::as_str).map(String::from);
+    let shown = match name {
+        "call" => pick("method").map(|m| match args.get("params") {
+            Some(p) if p.as_object().is_some_and(|o| !o.is_empty()) => format!("{m} {}", clip_line(&p.to_string(), 60)),
+            _ => m,
+        }),
+        "copy_dir" => Some(format!("{} → {}", pick("from").unwrap_or_default(), pick("to").unwrap_or_default())),
+        "search" => pick("pattern").map(|p| format!("{p:?} in {}", pick("path").unwrap_or("/".into()))),
+        _ => pick("path"),
+    };
+    clip_line(&shown.unwrap_or_else(|| Value::Object(args.clone()).to_string()), 100)
+}
+
+/// Runs a tool. `ctx` gets the progress of a called process.
+pub async fn run(name: &str, arguments: &str, ctx: &Ctx) -> Outcome {
+    let args: Value = match serde_json::from_str(arguments) {
+        Ok(v @ Value::Object(_)) => v,
+        Ok(_) => return fail(format!("the arguments of {name} must be a JSON object, not {arguments}")),
+        Err(e) => {
+            return fail(format!(
+                "the arguments of {name} are not valid JSON ({e}); send them again as one JSON object: {}",
+                clip_line(arguments, 200)
+            ));
+        }
+    };
+    let result = match name {
+        "call" => return call(&args, ctx).await,
+        "read_file" => read_file(&args),
+        "write_file" => write_file(&args),
+        "edit_file" => edit_file(&args),
+        "list_dir" => list_dir(&args),
+        "copy_dir" => copy_dir(&args),
+        "search" => search(&args),
+        other => Err(format!(
+            "there is no tool `{other}`: the tools are {}",
+            specs().iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+        )),
+    };
+    match result {
+        Ok(outcome) => outcome,
+        Err(message) => fail(message),
+    }
+}
+
+fn string_arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, String> {
+    args[key].as_str().ok_or_else(|| format!("`{key}` is missing or not a string"))
+}
+
+fn path_arg(args: &Value, key: &str) -> Result<PathBuf, String> {
+    let p = string_arg(args, key)?;
+    if p.is_empty() {
+        return Err(format!("`{key}` is empty"));
+    }
+    Ok(if p.starts_with('/') { PathBuf::from(p) } else { Path::new("/").join(p) })
+}
+
+fn io_error(action: &str, path: &Path, e: std::io::Error) -> String {
+    format!("cannot {action} {}: {e}", path.display())
+}
+
+async fn call(args: &Value, ctx: &Ctx) -> Outcome {
+    let Some(method) = args["method"].as_str().filter(|m| !m.is_empty()) else {
+        return fail("`method` is missing: give `<plugin>.<method>`, for example notes.list".into());
+    };
+    let params = match &args["params"] {
+        Value::Null => json!({}),
+        p @ Value::Object(_) => p.clone(),
+        other => return fail(format!("`params` must be a JSON object (params are by name), not {other}")),
+    };
+    let forward = ctx.clone();
+    let callee = method.to_string();
+    let mut request = sausage_plugin::call(method, params).on_notify(move |name, params| {
+        forward.notify("progress", json!({"method": callee, "name": name, "params": params}));
+    });
+    if args["detach"].as_bool() == Some(true) {
+        request = request.detach();
+    }
+    match request.await {
+        Ok(result) => {
+            let text = serde_json::to_string_pretty(&result).unwrap_or_default();
+            let summary = match &result {
+                Value::Object(o) if o.contains_key("tests") => format!(
+                    "ok, {} tests passed",
+                    o["tests"]["passed"].as_u64().unwrap_or(0)
+                ),
+                _ => format!("ok, {}", clip_line(&result.to_string(), 60)),
+            };
+            ok(text, summary)
+        }
+        Err(e) => {
+            let mut text = format!("error {}: {}", e.code(), e.message());
+            if let Some(data) = e.data() {
+                // the output of a failed build is text: show it as text, not as an escaped string
+                if let Some(output) = data.get("output").and_then(Value::as_str) {
+                    let mut rest = data.clone();
+                    rest.as_object_mut().map(|o| o.remove("output"));
+                    text.push_str(&format!("\ndata: {rest}\noutput:\n{output}"));
+                } else {
+                    text.push_str(&format!("\ndata: {}", serde_json::to_string_pretty(data).unwrap_or_default()));
+                }
+            }
+            fail(text)
+        }
+    }
+}
+
+fn read_file(args: &Value) -> Result<Outcome, String> {
+    let path = path_arg(args, "path")?;
+    let bytes = std::fs::read(&path).map_err(|e| io_error("read", &path, e))?;
+    let Ok(text) = String::from_utf8(bytes) else {
+        let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        return Err(format!("{} is a binary file of {len} bytes; it cannot be shown as text", path.display()));
+    };
+    let offset = args["offset"].as_u64().unwrap_or(1).max(1) as usize;
+    let limit = args["limit"].as_u64().unwrap_or(2000).max(1) as usize;
+    // lines with their endings, so that the text comes back exactly as it is
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let total = lines.len();
+    let mut out = String::new();
+    let mut last = offset - 1;
+    for line in lines.iter().skip(offset - 1).take(limit) {
+        if out.len() + line.len() > MAX_RESULT - 200 {
+            break;
+        }
+        out.push_str(line);
+        last += 1;
+    }
+    if last < total {
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&format!(
+            "[… lines {} to {total} not shown: read_file with offset {} for more]\n",
+            last + 1,
+            last + 1
+        ));
+    }
+    let summary = format!("{} lines", last.saturating_sub(offset - 1));
+    Ok(ok(out, summary))
+}
+
+fn write_file(args: &Value) -> Result<Outcome, String> {
+    let path = path_arg(args, "path")?;
+    let content = string_arg(args, "content")?;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| io_error("make the folder", parent, e))?;
+    }
+    sausage_plugin::write_atomic(&path, content).map_err(|e| io_error("write", &path, e))?;
+    Ok(ok(format!("wrote {} bytes to {}", content.len(), path.display()), format!("{} bytes", content.len())))
+}
+
+fn edit_file(args: &Value) -> Result<Outcome, String> {
+    let path = path_arg(args, "path")?;
+    let old = string_arg(args, "old_text")?;
+    let new = string_arg(args, "new_text")?;
+    if old.is_empty() {
+        return Err("`old_text` is empty: to write a whole file, use write_file".into());
+    }
+    let text = std::fs::read_to_string(&path).map_err(|e| io_error("read", &path, e))?;
+    let count = text.matches(old).count();
+    let all = args["replace_all"].as_bool() == Some(true);
+    if count == 0 {
+        return Err(format!(
+            "`old_text` does not occur in {} (it must match exactly, whitespace and indentation included): read \
+             the file and copy the text from it",
+            path.display()
+        ));
+    }
+    if count > 1 && !all {
+        return Err(format!(
+            "`old_text` occurs {count} times in {}: add lines around it so that it is unique, or set replace_all",
+            path.display()
+        ));
+    }
+    let edited = if all { text.replace(old, new) } else { text.replacen(old, new, 1) };
+    sausage_plugin::write_atomic(&path, &edited).map_err(|e| io_error("write", &path, e))?;
+    let n = if all { count } else { 1 };
+    Ok(ok(format!("replaced {n} occurrence(s) in {}", path.display()), format!("{n} replaced")))
+}
+
+fn list_dir(args: &Value) -> Result<Outcome, String> {
+    let path = path_arg(args, "path")?;
+    let mut entries: Vec<String> = Vec::new();
+    for entry in std::fs::read_dir(&path).map_err(|e| io_error("list", &path, e))? {
+        let entry = entry.map_err(|e| io_error("list", &path, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let kind = entry.file_type().ok();
+        entries.push(match kind {
+            Some(k) if k.is_dir() => format!("{name}/"),
+            Some(k) if k.is_symlink() => match std::fs::read_link(entry.path()) {
+                Ok(target) => format!("{name} -> {}", target.display()),
+                Err(_) => format!("{name} (a link)"),
+            },
+            _ => format!("{name} ({} bytes)", entry.metadata().map(|m| m.len()).unwrap_or(0)),
+        });
+    }
+    entries.sort();
+    let n = entries.len();
+    if n > 1000 {
+        entries.truncate(1000);
+        entries.push(format!("[… {} more entries not shown]", n - 1000));
+    }
+    let text = if entries.is_empty() { "(empty)".to_string() } else { entries.join("\n") };
+    Ok(ok(text, format!("{n} entries")))
+}
+
+fn copy_dir(args: &Value) -> Result<Outcome, String> {
+    let from = path_arg(args, "from")?;
+    let to = path_arg(args, "to")?;
+    if to.starts_with(&from) {
+        return Err(format!("cannot copy {} into itself ({})", from.display(), to.display()));
+    }
+    if !std::fs::metadata(&from).map(|m| m.is_dir()).unwrap_or(false) {
+        return Err(format!("{} is not a folder", from.display()));
+    }
+    if std::fs::symlink_metadata(&to).is_ok() {
+        return Err(format!("{} exists already: copy to a new name, or remove it first", to.display()));
+    }
+    fn copy(from: &Path, to: &Path, count: &mut usize) -> Result<(), String> {
+        std::fs::create_dir_all(to).map_err(|e| io_error("make", to, e))?;
+        for entry in std::fs::read_dir(from).map_err(|e| io_error("list", from, e))? {
+            let entry = entry.map_err(|e| io_error("list", from, e))?;
+            let name = entry.file_name();
+            let (a, b) = (entry.path(), to.join(&name));
+            let kind = entry.file_type().map_err(|e| io_error("read", &a, e))?;
+            if kind.is_dir() {
+                if name != "target" {
+                    copy(&a, &b, count)?;
+                }
+            } else if kind.is_file() {
+                std::fs::copy(&a, &b).map_err(|e| io_error("copy", &a, e))?;
+                *count += 1;
+            }
+        }
+        Ok(())
+    }
+    let mut count = 0;
+    copy(&from, &to, &mut count)?;
+    Ok(ok(format!("copied {count} files from {} to {}", from.display(), to.display()), format!("{count} files")))
+}
+
+fn search(args: &Value) -> Result<Outcome, String> {
+    let pattern = string_arg(args, "pattern")?;
+    let regex = regex_lite::Regex::new(pattern).map_err(|e| format!("`pattern` is not a valid regular expression: {e}"))?;
+    let root = if args["path"].is_string() { path_arg(args, "path")? } else { PathBuf::from("/") };
+    let glob = args["glob"].as_str().map(glob_regex).transpose()?;
+    let mut hits = Vec::new();
+    let mut files = 0usize;
+    fn walk(
+        path: &Path,
+        regex: &regex_lite::Regex,
+        glob: &Option<regex_lite::Regex>,
+        hits: &mut Vec<String>,
+        files: &mut usize,
+    ) {
+        if hits.len() >= 200 {
+            return;
+        }
+        let Ok(meta) = std::fs::metadata(path) else { return };
+        if meta.is_dir() {
+            let Ok(entries) = std::fs::read_dir(path) else { return };
+            let mut names: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+            names.sort();
+            for child in names {
+                let name = child.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let skip = name.starts_with('.')
+                    || name == "target"
+                    || (path == Path::new("/") && (name == "proc" || name == "self"));
+                if !skip {
+                    walk(&child, regex, glob, hits, files);
+                }
+            }
+            return;
+        }
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if meta.len() > 1 << 20 || glob.as_ref().is_some_and(|g| !g.is_match(&name)) {
+            return;
+        }
+        let Ok(text) = std::fs::read_to_string(path) else { return };
+        *files += 1;
+        for (n, line) in text.lines().enumerate() {
+            if regex.is_match(line) {
+                hits.push(format!("{}:{}: {}", path.display(), n + 1, clip_line(line.trim_end(), 300)));
+                if hits.len() >= 200 {
+                    return;
+                }
+            }
+        }
+    }
+    walk(&root, &regex, &glob, &mut hits, &mut files);
+    let n = hits.len();
+    let text = if hits.is_empty() {
+        format!("no match in {files} files under {}", root.display())
+    } else {
+        if n >= 200 {
+            hits.push("[stopped at 200 matches: narrow the pattern or the path]".into());
+        }
+        hits.join("\n")
+    };
+    Ok(ok(text, format!("{n} matches")))
+}
+
+/// `*.rs` as a regular expression over a file name.
+fn glob_regex(glob: &str) -> Result<regex_lite::Regex, String> {
+    let mut re = String::from("^");
+    for c in glob.chars() {
+        match c {
+            '*' => re.push_str(".*"),
+            '?' => re.push('.'),
+            c => re.push_str(&regex_lite::escape(&c.to_string())),
+        }
+    }
+    re.push('$');
+    regex_lite::Regex::new(&re).map_err(|e| format!("`glob` is not valid: {e}"))
+}
+
+fn clip(mut text: String) -> String {
+    if text.len() > MAX_RESULT {
+        let cut = text.floor_char_boundary(MAX_RESULT - 100);
+        let dropped = text.len() - cut;
+        text.truncate(cut);
+        text.push_str(&format!("\n[… {dropped} more bytes not shown]"));
+    }
+    text
+}
+
+fn first_line(text: &str) -> String {
+    clip_line(text.lines().next().unwrap_or(""), 120)
+}
+
+/// One line of at most `max` characters.
+pub fn clip_line(text: &str, max: usize) -> String {
+    let line: String = text.replace('\n', " ");
+    if line.chars().count() <= max { line } else { format!("{}…", line.chars().take(max).collect::<String>()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_arguments_for_people() {
+        assert_eq!(short_arguments("read_file", r#"{"path": "/a/b"}"#), "/a/b");
+        assert_eq!(short_arguments("call", r#"{"method": "cargo.build", "params": {"plugin": "x"}}"#), r#"cargo.build {"plugin":"x"}"#);
+        assert_eq!(short_arguments("call", "{bad"), "{bad");
+    }
+
+    #[test]
+    fn files_edits_and_search() {
+        let w = |path: &str, content: &str| write_file(&json!({"path": path, "content": content})).unwrap();
+        w("/t/a.rs", "fn main() {}\nfn main() {}\n");
+        assert!(edit_file(&json!({"path": "/t/a.rs", "old_text": "fn main", "new_text": "x"})).unwrap_err().contains("2 times"));
+        assert!(edit_file(&json!({"path": "/t/a.rs", "old_text": "nope", "new_text": "x"})).unwrap_err().contains("does not occur"));
+        edit_file(&json!({"path": "/t/a.rs", "old_text": "fn main", "new_text": "fn go", "replace_all": true})).unwrap();
+        assert_eq!(std::fs::read_to_string("/t/a.rs").unwrap(), "fn go() {}\nfn go() {}\n");
+        let found = search(&json!({"pattern": "go\\(", "path": "/t", "glob": "*.rs"})).unwrap();
+        assert!(found.content.contains("/t/a.rs:2: fn go() {}"), "{}", found.content);
+        let listed = list_dir(&json!({"path": "/t"})).unwrap();
+        assert!(listed.content.contains("a.rs (22 bytes)"));
+        copy_dir(&json!({"from": "/t", "to": "/u"})).unwrap();
+        assert!(copy_dir(&json!({"from": "/t", "to": "/u"})).unwrap_err().contains("exists"));
+        let read = read_file(&json!({"path": "/u/a.rs", "offset": 2, "limit": 1})).unwrap();
+        assert_eq!(read.content, "fn go() {}\n");
+    }
+}
