@@ -34,6 +34,7 @@ import { throughput } from "./host/throughput.ts";
 import { vfs } from "./host/vfs.ts";
 import { interfaces } from "./interfaces_section.ts";
 import { builds } from "./host/builds.ts";
+import { agent } from "./host/agent.ts";
 import type { Section } from "./section.ts";
 
 /** Every section, in the order they run. Add new sections here. */
@@ -48,6 +49,7 @@ export const SECTIONS: Section[] = [
   activation,
   interfaces,
   builds,
+  agent,
 ];
 
 const RESULTS_DIR = join(REPO_ROOT, "bench", "results");

@@ -27,6 +27,7 @@ import {
   formatNotification,
   formatProcesses,
   formatResult,
+  formatStep,
   formatText,
   formatUnsolicited,
   formatUsage,
@@ -316,9 +317,32 @@ export class Commands {
     try {
       let response: Response;
       try {
+        // the agent's answer streams on the progress line; its steps print as they happen
+        const chat = method === "agent.chat";
+        let streamed = "";
         response = await this.#client.request(method, params, {
           onNotify: (name, p) => {
-            if (name === "progress" && this.#status) {
+            if (chat && name === "text") {
+              streamed += String((p as { text?: unknown } | null)?.text ?? "");
+              this.#status?.(style.dim(lastLine(streamed)));
+            } else if (chat && name === "step") {
+              const blocks = (p as { blocks?: string[] } | null)?.blocks ?? [];
+              if (blocks.includes("toolRequest")) {
+                // the call shows while it runs; its result line replaces it
+                this.#status?.(formatStep(p, { label: label(), style }).trimStart() + " …");
+              } else if (blocks.includes("text")) {
+                // a message before tool calls: it streamed on the progress line, now it stays
+                this.#print(
+                  formatText(String((p as { text?: unknown }).text ?? ""), {
+                    label: label(),
+                    style,
+                  }),
+                );
+              } else {
+                this.#print(formatStep(p, { label: label(), style }));
+              }
+              streamed = "";
+            } else if (name === "progress" && this.#status) {
               this.#status(style.dim(progressText(p, label())));
             } else {
               this.#print(formatNotification(name, p, { label: label(), style }));
@@ -352,6 +376,12 @@ export function progressText(params: unknown, label: string | undefined): string
   const text = typeof p?.text === "string" ? p.text : JSON.stringify(params);
   const crates = typeof p?.crates === "number" ? ` (${p.crates} crates compiled)` : "";
   return `${label ? `${label}: ` : ""}… ${text}${crates}`;
+}
+
+/** The last line of a text that streams in (the part the progress line shows). */
+function lastLine(text: string): string {
+  const lines = text.trimEnd().split("\n");
+  return `… ${lines[lines.length - 1]}`;
 }
 
 /** The agent's answer: a string, or an object's `text`, as text; anything else as JSON. */

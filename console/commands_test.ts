@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { eventually, startWorld, type TestWorld } from "../tests/world.ts";
 import { commandsOn } from "./_testing.ts";
 import { NO_AGENT_HINT } from "./commands.ts";
+import { agentWorld } from "../tests/agent_world.ts";
 
 /** Starts a detached `probe.linger` (it runs until stopped) and returns its pid. */
 async function linger(w: TestWorld): Promise<string> {
@@ -123,4 +124,26 @@ Deno.test("log shows journal entries of a plugin or a process, newest last", asy
   assert.match(c.printed[2], /^ {2}\d\d:\d\d:\d\d\.\d{3} {2}core {4}exit status 0$/);
   await c.run("log nothing-here");
   assert.equal(c.printed[3], "  no journal entries");
+});
+
+Deno.test("a chat prints the agent's tool steps as short lines, then its answer", async () => {
+  await using w = await agentWorld({
+    files: { "state/demo/a.txt": "A\nB\n" },
+    script: [
+      {
+        text: "Let me read it.",
+        toolCalls: [{ name: "read_file", arguments: { path: "/state/demo/a.txt" } }],
+      },
+      { toolCalls: [{ name: "read_file", arguments: { path: "/state/demo/none" } }] },
+      { text: "It says A and B." },
+    ],
+  });
+  const c = commandsOn(w);
+  await c.run("what does a.txt say?");
+  assert.deepEqual(c.printed, [
+    "  Let me read it.",
+    "  ▸ read_file /state/demo/a.txt … 2 lines",
+    "  ▸ read_file /state/demo/none … cannot read /state/demo/none: No such file or directory (os error 44)",
+    "  It says A and B.",
+  ]);
 });

@@ -133,6 +133,43 @@ export function formatNotification(
   return indent(style.dim(`· ${prefix}${truncate(text, MAX_NOTIFICATION)}`));
 }
 
+/** A step of the agent (`step` notification of `agent.chat`). */
+interface AgentStep {
+  role?: string;
+  text?: string;
+  blocks?: string[];
+  tools?: string[];
+  args?: string;
+  ok?: boolean;
+}
+
+/**
+ * One short dimmed line for a step of the agent: a tool call with its
+ * arguments, and its result (`▸ cargo.build notes … ok, 2 tests passed`);
+ * a retry or a compaction as a note. Errors are red.
+ *
+ * @example
+ * ```ts
+ * formatStep({ role: "tool", text: "12 lines", blocks: ["toolResponse"], tools: ["read_file"], args: "/a", ok: true });
+ * // "  ▸ read_file /a … 12 lines"
+ * ```
+ */
+export function formatStep(params: unknown, options: BlockOptions = {}): string {
+  const style = options.style ?? PLAIN;
+  const step = (params ?? {}) as AgentStep;
+  const blocks = step.blocks ?? [];
+  const prefix = options.label === undefined ? "" : `${options.label}: `;
+  const tool = step.tools?.[0] ?? "";
+  const args = step.args ? ` ${step.args}` : "";
+  let line: string;
+  if (blocks.includes("toolRequest")) line = `▸ ${tool}${args}`;
+  else if (blocks.includes("toolResponse")) line = `▸ ${tool}${args} … ${step.text ?? ""}`;
+  else line = step.text ?? "";
+  const text = truncate(`${prefix}${line}`, MAX_NOTIFICATION);
+  const failed = step.ok === false || step.role === "error";
+  return indent(failed ? style.red(text) : style.dim(text));
+}
+
 /** A notification that belongs to no call: its method and params, dimmed. */
 export function formatUnsolicited(method: string, params: unknown, style: Style = PLAIN): string {
   return formatNotification(method, params, { style });

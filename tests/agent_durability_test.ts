@@ -16,11 +16,18 @@ const MAIN = new URL("../main.ts", import.meta.url).pathname;
 
 /** A world with the shipped agent and `probe`, talking to a model server. */
 async function subprocessWorld(script: Reply[]): Promise<{ root: string; server: ModelServer }> {
-  const server = await startModelServer({ api: "openai-chat-completions", script, token: "test-key" });
+  const server = await startModelServer({
+    api: "openai-chat-completions",
+    script,
+    token: "test-key",
+  });
   const root = await Deno.makeTempDir({ prefix: "sausage-agent-" });
   await initWorld(root, { installAgent: true });
   await installPlugin(root, "probe", "probe");
-  await Deno.writeTextFile(join(root, "config", "agent.yaml"), agentYaml(server, "openai-chat-completions"));
+  await Deno.writeTextFile(
+    join(root, "config", "agent.yaml"),
+    agentYaml(server, "openai-chat-completions"),
+  );
   return { root, server };
 }
 
@@ -69,7 +76,9 @@ async function entries(root: string, kind: string): Promise<Record<string, unkno
 function journalLines(root: string, like: string): string[] {
   const db = new DatabaseSync(join(root, "state", "core", "journal.sqlite"), { readOnly: true });
   try {
-    return db.prepare("SELECT line FROM entries WHERE line LIKE ?").all(like).map((r) => String(r.line));
+    return db.prepare("SELECT line FROM entries WHERE line LIKE ?").all(like).map((r) =>
+      String(r.line)
+    );
   } finally {
     db.close();
   }
@@ -82,7 +91,10 @@ Deno.test("a host killed in the middle of a tool call: the call is not repeated,
   ]);
   await using _ = server;
   const host = sausageCall(root, "agent.chat", { text: "run probe.never" });
-  await eventually(async () => (await entries(root, "agent.op.v1")).some((o) => o.type === "tool"), 30_000);
+  await eventually(
+    async () => (await entries(root, "agent.op.v1")).some((o) => o.type === "tool"),
+    30_000,
+  );
   // probe runs the call (its start is journaled) when the host dies
   await eventually(() => journalLines(root, "start never%").length === 1, 10_000);
   host.kill("SIGKILL");
@@ -93,11 +105,17 @@ Deno.test("a host killed in the middle of a tool call: the call is not repeated,
 
   const answer = await callOnce(root, "agent.chat", { text: "what happened?" });
   assert.equal(answer, "I will check what happened first.");
-  const told = messagesOf(server, 2).find((m) => m.role === "tool" && m.tool_call_id === "call_never");
+  const told = messagesOf(server, 2).find((m) =>
+    m.role === "tool" && m.tool_call_id === "call_never"
+  );
   assert.match(String(told?.content), /did not complete.*not repeated/s);
   const results = await entries(root, "agent.op-result.v1");
   assert.ok(results.some((r) => r.status === "unresolved"), JSON.stringify(results));
-  const steps = await callOnce(root, "agent.history", {}) as { role: string; text: string; blocks: string[] }[];
+  const steps = await callOnce(root, "agent.history", {}) as {
+    role: string;
+    text: string;
+    blocks: string[];
+  }[];
   assert.deepEqual(steps.map((s) => s.role), ["user", "assistant", "tool", "user", "assistant"]);
   assert.match(steps[2].text, /did not complete; not repeated/);
   assert.equal(journalLines(root, "start never%").length, 1, "probe.never ran once");
@@ -155,7 +173,9 @@ Deno.test("a Stop (core.stop of the agent) ends the turn at once, keeping what w
   assert.ok(steps[1].blocks.includes("cancelled"));
   assert.match(steps[2].text, /Stopped/);
   const results = (await Deno.readTextFile(join(w.root, "state/agent/default/journal.jsonl")))
-    .split("\n").filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.kind === "agent.op-result.v1");
+    .split("\n").filter(Boolean).map((l) => JSON.parse(l)).filter((e) =>
+      e.kind === "agent.op-result.v1"
+    );
   assert.equal(results.at(-1).data.status, "cancelled");
 
   assert.equal((await w.chat("go on")).response.result, "after the stop");
@@ -164,7 +184,12 @@ Deno.test("a Stop (core.stop of the agent) ends the turn at once, keeping what w
 });
 
 Deno.test("state of a newer format is kept, not overwritten: a fresh context and a reset step", async () => {
-  const newer = JSON.stringify({ format: 7, seq: 1, journal_bytes: 0, context: "a shape of the future" });
+  const newer = JSON.stringify({
+    format: 7,
+    seq: 1,
+    journal_bytes: 0,
+    context: "a shape of the future",
+  });
   const step = JSON.stringify({
     seq: 1,
     time: "2026-12-01T00:00:00.000Z",
@@ -173,13 +198,62 @@ Deno.test("state of a newer format is kept, not overwritten: a fresh context and
   });
   await using w = await agentWorld({
     script: [{ text: "fresh" }],
-    files: { "state/agent/default/state.json": newer, "state/agent/default/journal.jsonl": step + "\n" },
+    files: {
+      "state/agent/default/state.json": newer,
+      "state/agent/default/journal.jsonl": step + "\n",
+    },
   });
   assert.equal((await w.chat("hello")).response.result, "fresh");
-  assert.equal(await Deno.readTextFile(join(w.root, "state/agent/default/state.format-7.json")), newer);
+  assert.equal(
+    await Deno.readTextFile(join(w.root, "state/agent/default/state.format-7.json")),
+    newer,
+  );
   const steps = await history(w);
   assert.deepEqual(steps.map((s) => s.role), ["user", "notice", "user", "assistant"]);
   assert.match(steps[1].text, /format 7, newer than this agent's 1/);
   const users = messagesOf(w.server, 1).filter((m) => m.role === "user").map((m) => m.content);
   assert.deepEqual(users, ["hello"], "the model gets a fresh context");
+});
+
+/** The same component with a custom section added: another version of it. */
+function anotherVersion(wasm: Uint8Array, tag: string): Uint8Array {
+  const name = new TextEncoder().encode("sausage-test");
+  const payload = new TextEncoder().encode(tag);
+  const body = [name.length, ...name, ...payload];
+  return new Uint8Array([...wasm, 0, body.length, ...body]);
+}
+
+Deno.test("an upgrade of the agent during a turn: the turn finishes, the next message gets the new version", async () => {
+  await using w = await agentWorld({
+    script: [
+      {
+        text: "An answer that streams for a while, word by word, while the agent is upgraded.",
+        delayMs: 30,
+      },
+      { text: "Now from the new version.", delayMs: 30 },
+    ],
+  });
+  const wasmPath = join(w.root, "plugins", "agent", "plugin.wasm");
+  const first = w.chat("one");
+  await w.server.streaming(1);
+  const old = w.host.processes.list().find((p) => p.plugin === "agent")!;
+  const next = anotherVersion(await Deno.readFile(wasmPath), "v2");
+  await Deno.writeFile(`${wasmPath}.tmp`, next);
+  await Deno.rename(`${wasmPath}.tmp`, wasmPath); // a copy by hand: no checks, an upgrade all the same
+  const answer = await first;
+  assert.equal(
+    answer.response.result,
+    "An answer that streams for a while, word by word, while the agent is upgraded.",
+  );
+  const document = await w.call("agent.rpc.discover") as Record<string, unknown>;
+  assert.equal(document["x-sausage-grace"], 600, "a turn may take 10 minutes after an upgrade");
+  const second = w.chat("two");
+  await w.server.streaming(2);
+  const current = w.host.processes.list().find((p) =>
+    p.plugin === "agent" && p.state === "running"
+  )!;
+  assert.notEqual(current.version, old.version);
+  assert.equal((await second).response.result, "Now from the new version.");
+  const users = messagesOf(w.server, 2).filter((m) => m.role === "user").map((m) => m.content);
+  assert.deepEqual(users, ["one", "two"], "the new version read the old one's session");
 });

@@ -79,16 +79,30 @@ export function counterScript(request: SeenRequest): Reply {
       return {
         text: "I will write a counter plugin.",
         toolCalls: [
-          { name: "write_file", arguments: { path: "/plugins/counter/source/Cargo.toml", content: COUNTER_CARGO } },
-          { name: "write_file", arguments: { path: "/plugins/counter/source/src/main.rs", content: COUNTER_MAIN } },
+          {
+            name: "write_file",
+            arguments: { path: "/plugins/counter/source/Cargo.toml", content: COUNTER_CARGO },
+          },
+          {
+            name: "write_file",
+            arguments: { path: "/plugins/counter/source/src/main.rs", content: COUNTER_MAIN },
+          },
         ],
       };
     case 2:
-      return { toolCalls: [{ name: "call", arguments: { method: "cargo.build", params: { plugin: "counter" } } }] };
+      return {
+        toolCalls: [{
+          name: "call",
+          arguments: { method: "cargo.build", params: { plugin: "counter" } },
+        }],
+      };
     case 3: {
       const { wasm } = lastToolResult(request);
       return {
-        toolCalls: [{ name: "call", arguments: { method: "core.activate", params: { plugin: "counter", wasm } } }],
+        toolCalls: [{
+          name: "call",
+          arguments: { method: "core.activate", params: { plugin: "counter", wasm } },
+        }],
       };
     }
     case 4:

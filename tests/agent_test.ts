@@ -38,7 +38,10 @@ Deno.test("an unconfigured agent names the missing field and the file", async ()
     [`api: openai-chat-completions\nbase_url: ${w.server.url}\n`, /sets no `model`/],
     [`api: openai-chat-completions\nbase_url: ${w.server.url}\nmodel: m\n`, /sets no `token`/],
     [`api: gpt\n`, /`api` .* is `gpt`/],
-    [`api: openai-chat-completions\nbase_url: ${w.server.url}\nmodel: m\ntoken: k\nmax_steps: -1\n`, /`max_steps`/],
+    [
+      `api: openai-chat-completions\nbase_url: ${w.server.url}\nmodel: m\ntoken: k\nmax_steps: -1\n`,
+      /`max_steps`/,
+    ],
   ];
   for (const [yaml, expected] of cases) {
     await Deno.writeTextFile(join(w.root, "config", "agent.yaml"), yaml);
@@ -139,7 +142,10 @@ Deno.test("openai: tool-call deltas without index, and Ollama's repeated index 0
 Deno.test("openai: reasoning_content is kept and sent back with the tool calls", async () => {
   await using w = await agentWorld({
     script: [
-      { reasoning: "I should list the folder.", toolCalls: [{ name: "list_dir", arguments: { path: "/" } }] },
+      {
+        reasoning: "I should list the folder.",
+        toolCalls: [{ name: "list_dir", arguments: { path: "/" } }],
+      },
       { text: "ok" },
     ],
   });
@@ -189,9 +195,15 @@ Deno.test("a stream that ends without finish_reason is cut off, not an answer; t
 Deno.test("an error inside a 200 stream: retried before any delta, an error after one", async () => {
   await using w = await agentWorld({
     script: [
-      { text: "x", quirks: { errorInStream: { message: "upstream overloaded", code: 502, afterDeltas: 0 } } },
+      {
+        text: "x",
+        quirks: { errorInStream: { message: "upstream overloaded", code: 502, afterDeltas: 0 } },
+      },
       { text: "fine" },
-      { text: "abcdefghijklmnopqrstuvwxyz", quirks: { errorInStream: { message: "provider died", code: 502, afterDeltas: 2 } } },
+      {
+        text: "abcdefghijklmnopqrstuvwxyz",
+        quirks: { errorInStream: { message: "provider died", code: 502, afterDeltas: 2 } },
+      },
     ],
   });
   assert.equal((await w.chat("one")).response.result, "fine");
@@ -236,7 +248,10 @@ Deno.test("a wrong key, an unknown model and a bad base_url are clear errors, no
     yaml,
     `api: openai-chat-completions\nbase_url: ${w.server.url}\nmodel: scripted\ntoken: wrong\n`,
   );
-  assert.match(errorOf(await w.chat("hi")), /refused the key \(HTTP 401.*`token` in \/config\/agent\.yaml/);
+  assert.match(
+    errorOf(await w.chat("hi")),
+    /refused the key \(HTTP 401.*`token` in \/config\/agent\.yaml/,
+  );
   await Deno.writeTextFile(
     yaml,
     `api: openai-chat-completions\nbase_url: ${w.server.url}\nmodel: nosuch\ntoken: test-key\n`,
@@ -254,7 +269,10 @@ Deno.test("a wrong key, an unknown model and a bad base_url are clear errors, no
 });
 
 Deno.test("a model that never answers ends the turn after timeout_seconds", async () => {
-  await using w = await agentWorld({ script: [{ hang: true }, { text: "back" }], yaml: "timeout_seconds: 1" });
+  await using w = await agentWorld({
+    script: [{ hang: true }, { text: "back" }],
+    yaml: "timeout_seconds: 1",
+  });
   assert.match(errorOf(await w.chat("hi")), /timeout_seconds \(1 s\)/);
   assert.equal((await w.chat("again")).response.result, "back");
 });
@@ -318,7 +336,11 @@ Deno.test("bad tool calls are results the model can act on, never the end of the
           { name: "teleport", arguments: {}, id: "c2" },
           { name: "read_file", arguments: { path: "/state/none.txt" }, id: "c3" },
           { name: "call", arguments: { method: "probe.fail" }, id: "c4" },
-          { name: "edit_file", arguments: { path: "/state/none.txt", old_text: "a", new_text: "b" }, id: "c5" },
+          {
+            name: "edit_file",
+            arguments: { path: "/state/none.txt", old_text: "a", new_text: "b" },
+            id: "c5",
+          },
         ],
       },
       { text: "I see the errors." },
@@ -359,9 +381,20 @@ Deno.test("sessions, history, reset and bad session names", async () => {
   await using w = await agentWorld({ script: [{ text: "A" }, { text: "B" }, { text: "C" }] });
   await w.chat("first", "work");
   await w.chat("second", "play");
-  const sessions = await w.call("agent.sessions") as { session: string; steps: number; title: string }[];
-  assert.deepEqual(sessions.map((s) => [s.session, s.steps, s.title]), [["play", 2, "second"], ["work", 2, "first"]]);
-  assert.equal((await w.call("agent.history", { session: "work", limit: 1 }) as unknown[]).length, 1);
+  const sessions = await w.call("agent.sessions") as {
+    session: string;
+    steps: number;
+    title: string;
+  }[];
+  assert.deepEqual(sessions.map((s) => [s.session, s.steps, s.title]), [["play", 2, "second"], [
+    "work",
+    2,
+    "first",
+  ]]);
+  assert.equal(
+    (await w.call("agent.history", { session: "work", limit: 1 }) as unknown[]).length,
+    1,
+  );
   assert.deepEqual(await w.call("agent.reset", { session: "work" }), { session: "work" });
   await w.chat("third", "work");
   const third = messagesOf(w.server, 3).filter((m) => m.role !== "system");

@@ -77,7 +77,12 @@ export async function agentWorld(options: AgentWorldOptions): Promise<AgentWorld
     ...w,
     server,
     async chat(text, session) {
-      const chat: Chat = { response: undefined as unknown as Response, texts: [], steps: [], progress: [] };
+      const chat: Chat = {
+        response: undefined as unknown as Response,
+        texts: [],
+        steps: [],
+        progress: [],
+      };
       chat.response = await w.client.request(
         "agent.chat",
         session === undefined ? { text } : { text, session },

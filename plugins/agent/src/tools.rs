@@ -168,6 +168,10 @@ async fn call(args: &Value, ctx: &Ctx) -> Outcome {
     let params = match &args["params"] {
         Value::Null => json!({}),
         p @ Value::Object(_) => p.clone(),
+        // models often send the object as its JSON text
+        Value::String(text) if serde_json::from_str::<Value>(text).is_ok_and(|v| v.is_object()) => {
+            serde_json::from_str(text).unwrap_or_default()
+        }
         other => return fail(format!("`params` must be a JSON object (params are by name), not {other}")),
     };
     let forward = ctx.clone();
@@ -244,7 +248,16 @@ fn read_file(args: &Value) -> Result<Outcome, String> {
 
 fn write_file(args: &Value) -> Result<Outcome, String> {
     let path = path_arg(args, "path")?;
-    let content = string_arg(args, "content")?;
+    // a JSON file given as an object instead of its text
+    let structured;
+    let content = match &args["content"] {
+        Value::String(text) => text.as_str(),
+        v @ (Value::Object(_) | Value::Array(_)) => {
+            structured = serde_json::to_string_pretty(v).unwrap_or_default() + "\n";
+            structured.as_str()
+        }
+        _ => return Err("`content` is missing or not a string".into()),
+    };
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| io_error("make the folder", parent, e))?;
     }
@@ -464,5 +477,9 @@ mod tests {
         assert!(copy_dir(&json!({"from": "/t", "to": "/u"})).unwrap_err().contains("exists"));
         let read = read_file(&json!({"path": "/u/a.rs", "offset": 2, "limit": 1})).unwrap();
         assert_eq!(read.content, "fn go() {}\n");
+        write_file(&json!({"path": "/t/x.json", "content": {"a": 1}})).unwrap();
+        assert_eq!(std::fs::read_to_string("/t/x.json").unwrap(), "{\n  \"a\": 1\n}\n");
+        std::fs::write("/t/no-newline.txt", "one\ntwo").unwrap();
+        assert_eq!(read_file(&json!({"path": "/t/no-newline.txt"})).unwrap().content, "one\ntwo");
     }
 }

@@ -152,7 +152,7 @@ pub async fn run(ctx: &Ctx, config: &Config, session: Session, text: String) -> 
     {
         let mut t = turn.borrow_mut();
         t.session.state.context.push(Message::User { text: text.clone() });
-        t.session.commit(vec![("agent.step.v1", step("user", &text, &["text"]))]).map_err(io)?;
+        t.session.stage(vec![("agent.step.v1", step("user", &text, &["text"]))]); // committed with the model call
     }
     ACTIVE.with(|a| *a.borrow_mut() = Some(Rc::clone(&turn)));
     if !HOOKED.with(|h| h.replace(true)) {
@@ -278,16 +278,17 @@ async fn steps(
             api: config.api.name().into(),
         });
         if reply.tool_calls.is_empty() {
-            t.session.commit(vec![("agent.op-result.v1", result)]).map_err(io)?;
+            t.session.stage(vec![("agent.op-result.v1", result)]); // committed with the final step
             drop(t);
             return finish(turn, &reply.text, &["text"], (input_tokens, output_tokens, model_calls), config, started);
         }
         let mut entries = vec![("agent.op-result.v1", result)];
         if !reply.text.is_empty() {
             let s = step("assistant", &reply.text, &["text"]);
+            notify_step(ctx, name, &s);
             entries.push(("agent.step.v1", s));
         }
-        t.session.commit(entries).map_err(io)?;
+        t.session.stage(entries); // committed with the first tool call
         drop(t);
         for (i, call) in reply.tool_calls.iter().enumerate() {
             let parsed: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::String(call.arguments.clone()));
@@ -346,7 +347,8 @@ async fn steps(
             s["args"] = json!(short);
             s["ok"] = json!(outcome.ok);
             notify_step(ctx, name, &s);
-            t.session.commit(vec![("agent.op-result.v1", result), ("agent.step.v1", s)]).map_err(io)?;
+            // committed with the next tool or model call, or the final step
+            t.session.stage(vec![("agent.op-result.v1", result), ("agent.step.v1", s)]);
         }
     }
 }
