@@ -127,7 +127,8 @@ async function consoleMode(
   let root = world;
   if (root === undefined) {
     root = defaultWorld();
-    const report = await initWorld(root);
+    const report = await initWorld(root, { installAgent: true });
+    for (const note of report.notes) console.error(pc.dim(`sausage: ${note}`));
     if (report.created.length > 0) {
       console.error(
         pc.dim(
@@ -268,9 +269,11 @@ NO_COLOR=1 turns colours off.`,
     .argument("[world]", "the world folder", defaultWorld())
     .addOption(cacheOption())
     .action(async (world: string) => {
-      const report = await initWorld(world).catch((e) => fail((e as Error).message, errorCode(e)));
+      const report = await initWorld(world, { installAgent: true })
+        .catch((e) => fail((e as Error).message, errorCode(e)));
       for (const path of report.created) console.log(`created ${path}`);
       for (const path of report.kept) console.log(`kept    ${path} (already there)`);
+      for (const note of report.notes) console.log(`note:   ${note}`);
       console.log(`\nThe world is ${report.root}.`);
       console.log(
         `Edit ${join(report.root, "config", "agent.yaml")} to choose the agent's model and key.`,

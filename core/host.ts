@@ -26,6 +26,7 @@ import { installSdk } from "../cargo/sdk.ts";
 import { ClientCode } from "../cargo/client_code.ts";
 import { join } from "node:path";
 import { PluginVersions } from "./versions.ts";
+import { installAgent } from "./shipped_agent.ts";
 import { HostLock, World } from "./world.ts";
 
 /**
@@ -66,6 +67,11 @@ export interface HostOptions {
   workers?: number;
   /** Start the services of boot.yaml (default true). */
   services?: boolean;
+  /**
+   * Bring the agent the host ships to its version in a world that `sausage
+   * init` gave it, unless the world's agent was changed (default true).
+   */
+  installAgent?: boolean;
   /** Messages for the person running the host (service failures, journal trouble). */
   onNote?: (text: string) => void;
 }
@@ -267,6 +273,16 @@ export class Host {
     await installSdk(join(world.pluginDir("cargo"), "sdk")).catch((e) =>
       host.journal.event(null, null, `warning: cannot install the SDK in plugins/cargo/sdk: ${e}`)
     );
+    // before the watcher and the discovery: they find the version installed here
+    if (options.installAgent ?? true) {
+      await installAgent(world, { journal: host.journal, onlyWhereInstalled: true }).catch((e) =>
+        host.journal.event(
+          null,
+          "agent",
+          `warning: cannot install the agent in plugins/agent: ${e}`,
+        )
+      );
+    }
     // a new version updates the graph after its discovery; a removed or broken file at once
     host.#watcher = new PluginWatcher(world, host.versions, host.journal, () => {
       host.graph.update().catch(() => {});

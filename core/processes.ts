@@ -18,6 +18,8 @@ import { type Origin, type Peer, Process, type ProcessEnd } from "./process.ts";
 import type { PluginVersions } from "./versions.ts";
 import type { World } from "./world.ts";
 import type { ExitReport } from "../runtime/messages.ts";
+import { AgentEnv } from "./agent_env.ts";
+import { AGENT_PLUGIN } from "./shipped_agent.ts";
 
 /** How long a stopping process may take before it is killed (PROTOCOL 3.6). */
 export const STOP_GRACE_MS = 5000;
@@ -54,6 +56,8 @@ export class ProcessManager {
   readonly #killTimers = new Map<string, ReturnType<typeof setTimeout>>();
   readonly #native = new Map<string, NativePlugin>();
   readonly #aborts = new Map<string, AbortController>();
+  /** The variable `token_env` of agent.yaml names, for the agent's processes. */
+  readonly #agentEnv: AgentEnv;
   #accepting = true;
   /** Where messages from processes go (the router). */
   onMessages: MessageHandler = () => {};
@@ -72,6 +76,7 @@ export class ProcessManager {
     this.#journal = deps.journal;
     this.#locks = deps.locks;
     this.#files = deps.files;
+    this.#agentEnv = new AgentEnv(deps.world.agentConfigPath);
   }
 
   /** Registers a plugin the host implements; its name then needs no `plugin.wasm`. */
@@ -152,9 +157,16 @@ export class ProcessManager {
     });
     this.#register(process, request);
     const parent = request.parent?.name ?? "core";
+    const env: [string, string][] = [
+      ["SAUSAGE_PID", pid],
+      ["SAUSAGE_PLUGIN", request.plugin],
+      ["SAUSAGE_PARENT", parent],
+    ];
+    // the agent's key (token_env of agent.yaml) goes to the agent alone
+    if (request.plugin === AGENT_PLUGIN) env.push(...this.#agentEnv.vars());
     this.#pool.spawn(component, {
       pid,
-      env: [["SAUSAGE_PID", pid], ["SAUSAGE_PLUGIN", request.plugin], ["SAUSAGE_PARENT", parent]],
+      env,
       args: [request.plugin],
       cwd: "/",
       files: { world: this.#world.root },

@@ -7,6 +7,7 @@
 import { join, resolve } from "node:path";
 import { isPluginName } from "./names.ts";
 import { installSdk } from "../cargo/sdk.ts";
+import { installAgent } from "./shipped_agent.ts";
 import { MOUNT_POINTS } from "../runtime/messages.ts";
 import { HostFileSystem } from "../vfs/host.ts";
 
@@ -143,6 +144,8 @@ const AGENT_TEMPLATE = `# The agent: the model it talks to, and how (PROTOCOL se
 #             without it for anthropic-messages
 #   model     the model name at that provider
 #   token     the API key
+#   token_env NAME   instead of token: the key is the host's environment
+#             variable NAME, which the host hands to the agent alone
 #   allow_no_token: true   lets a local model run without a key
 
 # OpenAI
@@ -194,21 +197,53 @@ export interface InitReport {
   root: string;
   created: string[];
   kept: string[];
+  /** What the person should know: why a part of the world was left as it is. */
+  notes: string[];
+}
+
+/** Options of {@linkcode initWorld}. */
+export interface InitOptions {
+  /**
+   * Install the agent the host ships in `plugins/agent/` (default false:
+   * `sausage init` asks for it; tests make worlds without it). Host starts
+   * then keep it at the host's version (see `shipped_agent.ts`).
+   */
+  installAgent?: boolean;
 }
 
 /**
- * Creates a world, or completes one: folders and commented configuration
- * templates. Never overwrites a file. Asks nothing, reads no variables.
+ * Creates a world, or completes one: folders, commented configuration
+ * templates, the SDK and (with `installAgent`) the agent. Never overwrites a
+ * file but the host's own (the SDK, and the agent until it was changed).
+ * Asks nothing, reads no variables.
+ *
+ * @example
+ * ```ts
+ * const report = await initWorld("/tmp/world", { installAgent: true });
+ * for (const path of report.created) console.log(`created ${path}`);
+ * ```
  */
-export async function initWorld(root: string): Promise<InitReport> {
+export async function initWorld(root: string, options: InitOptions = {}): Promise<InitReport> {
   const world = new World(root);
-  const report: InitReport = { root: world.root, created: [], kept: [] };
+  const report: InitReport = { root: world.root, created: [], kept: [], notes: [] };
   for (const dir of [world.root, world.pluginsDir, world.coreStateDir, world.configDir]) {
     await Deno.mkdir(dir, { recursive: true });
   }
   await world.check();
   const sdk = join(world.pluginDir("cargo"), "sdk");
   if (await installSdk(sdk) > 0) report.created.push(`${sdk}/ (the Rust SDK)`);
+  if (options.installAgent) {
+    const agent = await installAgent(world);
+    const parts = [
+      [agent?.wasm, world.pluginWasm("agent"), "the agent"],
+      [agent?.source, `${join(world.pluginDir("agent"), "source")}/`, "the agent's source"],
+    ] as const;
+    for (const [part, path, what] of parts) {
+      if (part === "installed") report.created.push(`${path} (${what})`);
+      if (part === "changed") report.kept.push(path);
+    }
+    if (agent?.note) report.notes.push(agent.note);
+  }
   for (
     const [path, text] of [[world.agentConfigPath, AGENT_TEMPLATE], [world.bootPath, BOOT_TEMPLATE]]
   ) {

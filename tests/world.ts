@@ -40,6 +40,11 @@ export interface WorldOptions extends Partial<Omit<HostOptions, "world" | "cache
    * the tests share through the cache.
    */
   filesAfterStart?: Record<string, string>;
+  /**
+   * Install the agent the host ships, at init and at start (default false:
+   * a test's world has only the plugins it names).
+   */
+  installAgent?: boolean;
 }
 
 /** Installs a test plugin into a world. */
@@ -51,7 +56,8 @@ export async function installPlugin(root: string, name: string, crate: string): 
 /** Creates a world in a temporary folder and starts a host on it. */
 export async function startWorld(options: WorldOptions = {}): Promise<TestWorld> {
   const root = await Deno.makeTempDir({ prefix: "sausage-world-" });
-  await initWorld(root);
+  const installAgent = options.installAgent ?? false;
+  await initWorld(root, { installAgent });
   for (const [name, crate] of Object.entries(options.plugins ?? { probe: "probe" })) {
     await installPlugin(root, name, crate);
   }
@@ -64,7 +70,12 @@ export async function startWorld(options: WorldOptions = {}): Promise<TestWorld>
     await Deno.writeTextFile(join(root, path), content);
   }
   const { plugins: _p, files: _f, wasm: _w, filesAfterStart, ...hostOptions } = options;
-  const host = await Host.start({ world: root, cacheDir: TEST_CACHE_DIR, ...hostOptions });
+  const host = await Host.start({
+    world: root,
+    cacheDir: TEST_CACHE_DIR,
+    ...hostOptions,
+    installAgent,
+  });
   await host.discovered; // no discovery process runs beside a test's own
   for (const [path, content] of Object.entries(filesAfterStart ?? {})) {
     await Deno.mkdir(join(root, path, ".."), { recursive: true });

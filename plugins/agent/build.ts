@@ -1,0 +1,157 @@
+/**
+ * Builds the agent the host ships (`deno task build:agent`): this crate,
+ * for `wasm32-wasip2` in release mode, against the SDK in `sdk/`, into
+ * `dist/agent.wasm`, with `dist/agent.json` saying what it was built from
+ * (`tests/agent_install_test.ts` checks that it is fresh).
+ *
+ * The paths rustc would write into the component (panic locations) are
+ * mapped to fixed ones, where they are in a world (`/plugins/agent/source`,
+ * `/plugins/cargo/sdk`), so a build in another folder gives the same bytes.
+ *
+ * @module
+ */
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { findWasmToolchain, WASM_TARGET } from "../../core/toolchain.ts";
+import {
+  AGENT_CRATE,
+  AGENT_DIST,
+  type AgentManifest,
+  agentSourceHash,
+  readAgentSource,
+} from "../../core/shipped_agent.ts";
+import { sdkFiles, sdkVersion } from "../../cargo/sdk.ts";
+import { sha256Hex } from "../../core/components/cache.ts";
+
+/** The SDK that `sausage-plugin = "0.1"` resolves to in the repository. */
+export const REPO_SDK: string = fileURLToPath(new URL("../../sdk/", import.meta.url));
+
+/** Options of {@linkcode buildAgent}; tests build a copy elsewhere. */
+export interface AgentBuildOptions {
+  /** The crate folder (default: this one). */
+  crate?: string;
+  /** Cargo's target folder (default: `<crate>/target`). */
+  targetDir?: string;
+  /** Where `agent.wasm` and `agent.json` go (default: `<crate>/dist`; null: nowhere). */
+  dist?: string | null;
+  /** Cargo's messages on stderr (default true). */
+  verbose?: boolean;
+}
+
+/** What {@linkcode buildAgent} built. */
+export interface AgentBuild {
+  /** The component cargo wrote. */
+  artifact: string;
+  wasm: Uint8Array;
+  manifest: AgentManifest;
+}
+
+/** `--remap-path-prefix` for each folder whose path rustc could write into the component. */
+export function remapFlags(folders: { crate: string; sdk: string; targetDir: string }): string[] {
+  const home = Deno.env.get("CARGO_HOME") ??
+    join(Deno.env.get("HOME") ?? Deno.env.get("USERPROFILE") ?? "/", ".cargo");
+  // rustc applies the last prefix that matches: the target folder may be inside the crate
+  return [
+    [home, "/cargo"],
+    [folders.sdk, "/plugins/cargo/sdk"],
+    [folders.crate, "/plugins/agent/source"],
+    [folders.targetDir, "/target"],
+  ].map(([from, to]) => `--remap-path-prefix=${resolve(from)}=${to}`);
+}
+
+/**
+ * Builds the crate and, unless `dist` is null, writes `agent.wasm` (by a
+ * rename, so it is always whole) and `agent.json`.
+ *
+ * @example
+ * ```ts
+ * const built = await buildAgent();
+ * console.log(built.manifest.wasm); // the sha256 of dist/agent.wasm
+ * ```
+ */
+export async function buildAgent(options: AgentBuildOptions = {}): Promise<AgentBuild> {
+  const crate = resolve(options.crate ?? AGENT_CRATE);
+  const targetDir = resolve(options.targetDir ?? join(crate, "target"));
+  const dist = options.dist === undefined ? join(crate, "dist") : options.dist;
+  const sdk = resolve(REPO_SDK);
+  const toolchain = await findWasmToolchain();
+  const before = await readAgentSource(crate);
+  const args = [
+    "build",
+    "--release",
+    "--target",
+    WASM_TARGET,
+    "--message-format",
+    "json-render-diagnostics",
+    "--config",
+    `patch.crates-io.sausage-plugin.path=${JSON.stringify(join(sdk, "sausage-plugin"))}`,
+  ];
+  const out = await new Deno.Command("cargo", {
+    args,
+    cwd: crate,
+    env: {
+      ...toolchain.env,
+      CARGO_TARGET_DIR: targetDir,
+      // the encoded form keeps paths with spaces whole; it overrides RUSTFLAGS and build.rustflags
+      CARGO_ENCODED_RUSTFLAGS: remapFlags({ crate, sdk, targetDir }).join("\x1f"),
+    },
+    stdout: "piped",
+    stderr: options.verbose === false ? "piped" : "inherit",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  if (!out.success) {
+    const detail = options.verbose === false ? new TextDecoder().decode(out.stderr) : "";
+    throw new Error(`cargo build of the agent failed (in ${crate})\n${detail}`);
+  }
+  const artifact = text.split("\n").flatMap((line) => {
+    if (!line.startsWith("{")) return [];
+    const m = JSON.parse(line) as { reason?: string; executable?: string | null };
+    return m.reason === "compiler-artifact" && m.executable ? [m.executable] : [];
+  }).pop();
+  if (!artifact) throw new Error(`cargo built no ${WASM_TARGET} binary in ${crate}`);
+  const wasm = await Deno.readFile(artifact);
+  // read again after the build, which may have updated Cargo.lock; an edit meanwhile
+  // would make agent.json name a source the component was not built from
+  const after = await readAgentSource(crate);
+  const edited = [...new Set([...before.keys(), ...after.keys()])].filter((path) =>
+    path !== "Cargo.lock" && !sameBytes(before.get(path), after.get(path))
+  );
+  if (edited.length > 0) {
+    throw new Error(
+      `the agent's source changed while it was built (${edited.join(", ")}): build it again`,
+    );
+  }
+  const manifest: AgentManifest = {
+    source: agentSourceHash(after, sdkVersion(await sdkFiles())),
+    wasm: await sha256Hex(wasm),
+  };
+  if (dist !== null) {
+    await Deno.mkdir(dist, { recursive: true });
+    const tmp = join(dist, `.agent-${crypto.randomUUID()}.tmp`);
+    await Deno.writeFile(tmp, wasm);
+    await Deno.rename(tmp, join(dist, "agent.wasm"));
+    await Deno.writeTextFile(join(dist, "agent.json"), JSON.stringify(manifest, null, 2) + "\n");
+  }
+  return { artifact, wasm, manifest };
+}
+
+function sameBytes(a: Uint8Array | undefined, b: Uint8Array | undefined): boolean {
+  return a !== undefined && b !== undefined && a.length === b.length &&
+    a.every((x, i) => x === b[i]);
+}
+
+if (import.meta.main) {
+  const started = performance.now();
+  const built = await buildAgent().catch((e) => {
+    console.error(`build:agent: ${e instanceof Error ? e.message : e}`);
+    Deno.exit(1);
+  });
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  const shown = (path: string) => path.replace(dirname(dirname(AGENT_CRATE)) + "/", "");
+  console.log(`built ${shown(built.artifact)} in ${seconds} s (${built.wasm.length} bytes)`);
+  console.log(`wrote ${shown(join(AGENT_DIST, "agent.wasm"))} (sha256 ${built.manifest.wasm})`);
+  console.log(
+    `wrote ${shown(join(AGENT_DIST, "agent.json"))} (source ${built.manifest.source}: ` +
+      "Cargo.toml, Cargo.lock, src/ and the SDK's version)",
+  );
+}
