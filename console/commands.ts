@@ -128,7 +128,14 @@ export class Commands {
           CHAT_METHOD,
           { text: command.text },
           (result, label) => chatAnswer(result, label, style),
-          (error) => error.code === ErrorCode.NoSuchPlugin ? NO_AGENT_HINT : undefined,
+          (error) => {
+            if (error.code === ErrorCode.NoSuchPlugin) return NO_AGENT_HINT;
+            // the agent names the file as a process sees it; a person edits it on the host
+            if (error.message.includes("/config/agent.yaml")) {
+              return `the file is ${this.#host.world.agentConfigPath} on this machine`;
+            }
+            return undefined;
+          },
         );
       case "log": {
         const params: Record<string, unknown> = { limit: command.limit };

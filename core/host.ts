@@ -275,7 +275,7 @@ export class Host {
     );
     // before the watcher and the discovery: they find the version installed here
     if (options.installAgent ?? true) {
-      await installAgent(world, { journal: host.journal, onlyWhereInstalled: true }).catch((e) =>
+      await installAgent(world, { journal: host.journal }).catch((e) =>
         host.journal.event(
           null,
           "agent",

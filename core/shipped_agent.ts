@@ -184,12 +184,6 @@ export interface AgentInstall {
 export interface AgentInstallOptions {
   /** Where to write what was installed and what was left alone. */
   journal?: Journal;
-  /**
-   * Only in a world the host installed the agent in before (a record in
-   * `state/core/agent.json`), as a host start does: a world made without
-   * the agent stays without it.
-   */
-  onlyWhereInstalled?: boolean;
   /** The agent to install (default: {@linkcode shippedAgent}). */
   shipped?: ShippedAgent;
 }
@@ -206,23 +200,21 @@ export function agentRecordPath(world: World): string {
  * when the folder has none of them or still the ones the host installed.
  * A part that is neither was changed, and stays as it is. Every file is
  * written under a temporary name and renamed, so `plugin.wasm` is always
- * whole; a running host sees the new version as an upgrade. Returns null
- * when `onlyWhereInstalled` found no record.
+ * whole; a running host sees the new version as an upgrade.
  *
  * @example
  * ```ts
  * import { World } from "./world.ts";
  * const done = await installAgent(new World("/path/to/world"));
- * console.log(done?.wasm); // "installed", "current" or "changed"
+ * console.log(done.wasm); // "installed", "current" or "changed"
  * ```
  */
 export async function installAgent(
   world: World,
   options: AgentInstallOptions = {},
-): Promise<AgentInstall | null> {
+): Promise<AgentInstall> {
   const recordPath = agentRecordPath(world);
   const record = await readRecord(recordPath);
-  if (record === null && options.onlyWhereInstalled) return null;
   const was: AgentRecord = record ?? { wasm: null, source: null };
   const shipped = options.shipped ?? await shippedAgent();
   const dir = world.pluginDir(AGENT_PLUGIN);

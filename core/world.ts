@@ -235,14 +235,14 @@ export async function initWorld(root: string, options: InitOptions = {}): Promis
   if (options.installAgent) {
     const agent = await installAgent(world);
     const parts = [
-      [agent?.wasm, world.pluginWasm("agent"), "the agent"],
-      [agent?.source, `${join(world.pluginDir("agent"), "source")}/`, "the agent's source"],
+      [agent.wasm, world.pluginWasm("agent"), "the agent"],
+      [agent.source, `${join(world.pluginDir("agent"), "source")}/`, "the agent's source"],
     ] as const;
     for (const [part, path, what] of parts) {
       if (part === "installed") report.created.push(`${path} (${what})`);
       if (part === "changed") report.kept.push(path);
     }
-    if (agent?.note) report.notes.push(agent.note);
+    if (agent.note) report.notes.push(agent.note);
   }
   for (
     const [path, text] of [[world.agentConfigPath, AGENT_TEMPLATE], [world.bootPath, BOOT_TEMPLATE]]

@@ -28,7 +28,7 @@ Deno.test("a document is kept by the file's hash, across host starts: a new host
   const cacheDir = await Deno.makeTempDir({ prefix: "sausage-cache-" });
   const documentNamed = (title: string) =>
     JSON.stringify({ openrpc: "1.2.6", info: { title, version: "1" }, methods: [] });
-  const start = () => Host.start({ world: root, cacheDir, services: false });
+  const start = () => Host.start({ world: root, cacheDir, services: false, installAgent: false });
   /** The document the host shows, as a plugin reads it. */
   const shown = async (host: Host) => {
     const r = await host.client("console").request("probe.read_file", {
