@@ -68,14 +68,19 @@ struct Step {
     /// The tools that the message calls or answers.
     tools: Vec<String>,
     /// The arguments of a tool call, short.
+    #[serde(skip_serializing_if = "Option::is_none")]
     args: Option<String>,
     /// Whether a tool call succeeded.
+    #[serde(skip_serializing_if = "Option::is_none")]
     ok: Option<bool>,
     /// The turn's input tokens (on its final step).
+    #[serde(skip_serializing_if = "Option::is_none")]
     input_tokens: Option<u64>,
     /// The turn's output tokens (on its final step).
+    #[serde(skip_serializing_if = "Option::is_none")]
     output_tokens: Option<u64>,
     /// The turn's time in milliseconds (on its final step).
+    #[serde(skip_serializing_if = "Option::is_none")]
     ms: Option<u64>,
 }
 

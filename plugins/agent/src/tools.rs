@@ -190,6 +190,10 @@ async fn call(args: &Value, ctx: &Ctx) -> Outcome {
                     "ok, {} tests passed",
                     o["tests"]["passed"].as_u64().unwrap_or(0)
                 ),
+                // core.activate and core.revert answer with the new documents by plugin
+                Value::Object(o) if !o.is_empty() && o.values().all(|d| d.get("openrpc").is_some()) => {
+                    format!("ok, active: {}", o.keys().cloned().collect::<Vec<_>>().join(", "))
+                }
                 _ => format!("ok, {}", clip_line(&result.to_string(), 60)),
             };
             ok(text, summary)
