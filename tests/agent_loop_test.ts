@@ -134,3 +134,56 @@ Deno.test({
     assert.ok((steps.at(-1)?.ms ?? 0) > 0);
   },
 });
+
+Deno.test({
+  name: "the agent rebuilds itself from its source in the world and activates the result",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    await using w = await agentWorld({
+      installAgent: true, // with its source in /plugins/agent/source/
+      script: (request) => {
+        if (request.n === 1) {
+          return {
+            toolCalls: [{
+              name: "edit_file",
+              arguments: {
+                path: "/plugins/agent/source/src/prompt.rs",
+                old_text: "Act with your tools; answer briefly.",
+                new_text: "Act with your tools; answer briefly and kindly.",
+              },
+            }],
+          };
+        }
+        if (request.n === 2) {
+          return {
+            toolCalls: [{
+              name: "call",
+              arguments: { method: "cargo.build", params: { plugin: "agent" } },
+            }],
+          };
+        }
+        if (request.n === 3) {
+          const { wasm } = lastToolResult(request);
+          return {
+            toolCalls: [{
+              name: "call",
+              arguments: { method: "core.activate", params: { plugin: "agent", wasm } },
+            }],
+          };
+        }
+        return { text: `done ${request.n}` };
+      },
+    });
+    const chat = await w.chat("Be kinder, and rebuild yourself.");
+    assert.equal(chat.response.result, "done 4", JSON.stringify(chat.steps));
+    const system = (request: number) =>
+      String(
+        (w.server.requests[request - 1].body as { messages: { content: string }[] }).messages[0]
+          .content,
+      );
+    assert.doesNotMatch(system(4), /kindly/, "the turn finishes on the version it started with");
+    assert.equal((await w.chat("hello again")).response.result, "done 5");
+    assert.match(system(5), /answer briefly and kindly/, "the next message runs the new version");
+  },
+});
