@@ -411,7 +411,7 @@ function temporary(dir: string, what: string): string {
 }
 
 /** A second name for a file (no space needed), or a copy where the host has no hard links. */
-async function linkOrCopy(from: string, to: string): Promise<void> {
+export async function linkOrCopy(from: string, to: string): Promise<void> {
   try {
     await Deno.link(from, to);
   } catch (e) {

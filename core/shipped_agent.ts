@@ -16,6 +16,7 @@
 import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { linkOrCopy } from "./activation.ts";
 import { sha256Hex } from "./components/cache.ts";
 import type { Journal } from "./journal.ts";
 import type { World } from "./world.ts";
@@ -376,16 +377,6 @@ async function removeLeftovers(dir: string, deep: boolean): Promise<void> {
 
 function temporary(dir: string): string {
   return join(dir, `${TEMP_PREFIX}${crypto.randomUUID()}.tmp`);
-}
-
-/** A second name for a file (no space needed), or a copy where there are no hard links. */
-async function linkOrCopy(from: string, to: string): Promise<void> {
-  try {
-    await Deno.link(from, to);
-  } catch (e) {
-    if (e instanceof Deno.errors.AlreadyExists || e instanceof Deno.errors.NotFound) throw e;
-    await Deno.copyFile(from, to);
-  }
 }
 
 async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {

@@ -2,7 +2,7 @@
 
 use crate::config::{Api, Config};
 use crate::context::{Message, ToolCall};
-use crate::model::{Decoder, Reply, StreamError, ToolSpec};
+use crate::model::{Decoder, Reply, StreamError, ToolSpec, excerpt};
 use crate::sse::Event;
 use serde_json::{Value, json};
 
@@ -145,7 +145,7 @@ impl Decoder for AnthropicDecoder {
             return Ok(());
         }
         let data: Value = serde_json::from_str(&event.data).map_err(|e| {
-            StreamError::garbage(format!("the model sent an event that is not JSON ({e}): {}", clip(&event.data)))
+            StreamError::garbage(format!("the model sent an event that is not JSON ({e}): {}", excerpt(&event.data)))
         })?;
         let kind = data["type"].as_str().unwrap_or(event.event.as_str()).to_string();
         let index = data["index"].as_u64().unwrap_or(0);
@@ -242,10 +242,6 @@ impl Decoder for AnthropicDecoder {
     }
 }
 
-fn clip(s: &str) -> String {
-    if s.len() <= 200 { s.to_string() } else { format!("{}…", &s[..s.floor_char_boundary(200)]) }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,6 +301,29 @@ mod tests {
         assert_eq!(messages.len(), 3);
         assert_eq!(messages[2]["content"].as_array().unwrap().len(), 3);
         assert_eq!(messages[2]["content"][0]["type"], "tool_result");
+    }
+
+    #[test]
+    fn thinking_goes_back_only_to_the_api_that_made_it() {
+        let config = crate::config::parse(
+            "api: anthropic-messages\nbase_url: http://x\nmodel: m\nallow_no_token: true\n",
+            |_| None,
+        )
+        .unwrap();
+        let thinking = vec![json!({"type": "thinking", "thinking": "t", "signature": "s"})];
+        let answer = |api: &str| Message::Assistant {
+            text: "hi".into(),
+            tool_calls: vec![],
+            reasoning: None,
+            thinking: thinking.clone(),
+            api: api.into(),
+        };
+        let context = vec![Message::User { text: "q".into() }, answer("anthropic-messages")];
+        let kept = body(&config, "sys", &[], &context);
+        assert_eq!(kept["messages"][1]["content"][0], thinking[0]);
+        let context = vec![Message::User { text: "q".into() }, answer("openai-chat-completions")];
+        let dropped = body(&config, "sys", &[], &context);
+        assert_eq!(dropped["messages"][1]["content"], json!([{"type": "text", "text": "hi"}]));
     }
 
     #[test]

@@ -29,6 +29,13 @@ pub enum Message {
     Tool { call_id: String, name: String, content: String, is_error: bool },
 }
 
+impl Message {
+    /// An answer of the model that is text alone (what streamed before a turn was cut off).
+    pub fn answer(text: String) -> Message {
+        Message::Assistant { text, tool_calls: vec![], reasoning: None, thinking: vec![], api: String::new() }
+    }
+}
+
 /// A tool call of the model.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ToolCall {

@@ -65,6 +65,11 @@ impl StreamError {
     }
 }
 
+/// The start of what a provider sent, for an error message.
+pub fn excerpt(s: &str) -> String {
+    if s.len() <= 200 { s.to_string() } else { format!("{}…", &s[..s.floor_char_boundary(200)]) }
+}
+
 /// Turns a provider's events into a [`Reply`].
 pub trait Decoder {
     /// One event; the text deltas it holds go to `deltas`.

@@ -3,7 +3,7 @@
 
 use crate::config::{Api, Config};
 use crate::context::{Message, ToolCall};
-use crate::model::{Decoder, Reply, StreamError, ToolSpec};
+use crate::model::{Decoder, Reply, StreamError, ToolSpec, excerpt};
 use crate::sse::Event;
 use serde_json::{Value, json};
 
@@ -139,7 +139,7 @@ impl Decoder for OpenAiDecoder {
             return Ok(());
         }
         let chunk: Value = serde_json::from_str(data).map_err(|e| {
-            StreamError::garbage(format!("the model sent a line that is not JSON ({e}): {}", clip(data)))
+            StreamError::garbage(format!("the model sent a line that is not JSON ({e}): {}", excerpt(data)))
         })?;
         if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
             return Err(StreamError::from_provider(error));
@@ -202,10 +202,6 @@ impl Decoder for OpenAiDecoder {
             stop,
         })
     }
-}
-
-fn clip(s: &str) -> String {
-    if s.len() <= 200 { s.to_string() } else { format!("{}…", &s[..s.floor_char_boundary(200)]) }
 }
 
 #[cfg(test)]

@@ -113,13 +113,7 @@ fn cancel(turn: &Rc<RefCell<Turn>>) {
     for op in t.session.state.open_ops.clone() {
         entries.push(("agent.op-result.v1", t.session.end_op(op.op, "cancelled", json!({"reason": reason}))));
         if op.kind == "model" && !partial.is_empty() {
-            t.session.state.context.push(Message::Assistant {
-                text: clip_text(&partial, crate::tools::MAX_RESULT),
-                tool_calls: vec![],
-                reasoning: None,
-                thinking: vec![],
-                api: String::new(),
-            });
+            t.session.state.context.push(Message::answer(clip_text(&partial, crate::tools::MAX_RESULT)));
             entries.push(("agent.step.v1", step("assistant", &partial, &["text", "cancelled"])));
         }
         if let (Some(id), "tool") = (&op.call_id, op.kind.as_str()) {
@@ -247,13 +241,7 @@ async fn steps(
             Err(message) => {
                 let mut entries = vec![("agent.op-result.v1", t.session.end_op(op, "error", json!({"message": message})))];
                 if !partial.is_empty() {
-                    t.session.state.context.push(Message::Assistant {
-                        text: clip_text(&partial, crate::tools::MAX_RESULT),
-                        tool_calls: vec![],
-                        reasoning: None,
-                        thinking: vec![],
-                        api: String::new(),
-                    });
+                    t.session.state.context.push(Message::answer(clip_text(&partial, crate::tools::MAX_RESULT)));
                     entries.push(("agent.step.v1", step("assistant", &partial, &["text", "error"])));
                 }
                 let mut s = step("error", &message, &["error"]);
