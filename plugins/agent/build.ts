@@ -4,14 +4,18 @@
  * `dist/agent.wasm`, with `dist/agent.json` saying what it was built from
  * (`tests/agent_install_test.ts` checks that it is fresh).
  *
- * The paths rustc would write into the component (panic locations) are
- * mapped to fixed ones, where they are in a world (`/plugins/agent/source`,
- * `/plugins/cargo/sdk`), so a build in another folder gives the same bytes.
+ * The build runs in a stage inside the target folder: the crate's files, and
+ * the SDK as the host ships it in `.sdk/`, inside the crate's workspace
+ * root. Cargo hashes a path dependency inside the workspace root by its
+ * relative path (one outside by its absolute path, which would change every
+ * symbol name with the checkout's folder), and the paths rustc writes into
+ * the component (panic locations) are mapped to fixed ones, where they are
+ * in a world (`/plugins/agent/source`, `/plugins/cargo/sdk`): so a build in
+ * another checkout gives the same bytes.
  *
  * @module
  */
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { findWasmToolchain, WASM_TARGET } from "../../core/toolchain.ts";
 import {
   AGENT_CRATE,
@@ -22,9 +26,6 @@ import {
 } from "../../core/shipped_agent.ts";
 import { sdkFiles, sdkVersion } from "../../cargo/sdk.ts";
 import { sha256Hex } from "../../core/components/cache.ts";
-
-/** The SDK that `sausage-plugin = "0.1"` resolves to in the repository. */
-export const REPO_SDK: string = fileURLToPath(new URL("../../sdk/", import.meta.url));
 
 /** Options of {@linkcode buildAgent}; tests build a copy elsewhere. */
 export interface AgentBuildOptions {
@@ -50,12 +51,12 @@ export interface AgentBuild {
 export function remapFlags(folders: { crate: string; sdk: string; targetDir: string }): string[] {
   const home = Deno.env.get("CARGO_HOME") ??
     join(Deno.env.get("HOME") ?? Deno.env.get("USERPROFILE") ?? "/", ".cargo");
-  // rustc applies the last prefix that matches: the target folder may be inside the crate
+  // rustc applies the last prefix that matches: the most specific folder comes last
   return [
     [home, "/cargo"],
-    [folders.sdk, "/plugins/cargo/sdk"],
-    [folders.crate, "/plugins/agent/source"],
     [folders.targetDir, "/target"],
+    [folders.crate, "/plugins/agent/source"],
+    [folders.sdk, "/plugins/cargo/sdk"],
   ].map(([from, to]) => `--remap-path-prefix=${resolve(from)}=${to}`);
 }
 
@@ -73,9 +74,11 @@ export async function buildAgent(options: AgentBuildOptions = {}): Promise<Agent
   const crate = resolve(options.crate ?? AGENT_CRATE);
   const targetDir = resolve(options.targetDir ?? join(crate, "target"));
   const dist = options.dist === undefined ? join(crate, "dist") : options.dist;
-  const sdk = resolve(REPO_SDK);
   const toolchain = await findWasmToolchain();
   const before = await readAgentSource(crate);
+  const stage = join(targetDir, "stage");
+  const sdk = join(stage, ".sdk");
+  await writeStage(stage, before, await sdkFiles());
   const args = [
     "build",
     "--release",
@@ -88,12 +91,12 @@ export async function buildAgent(options: AgentBuildOptions = {}): Promise<Agent
   ];
   const out = await new Deno.Command("cargo", {
     args,
-    cwd: crate,
+    cwd: stage,
     env: {
       ...toolchain.env,
       CARGO_TARGET_DIR: targetDir,
       // the encoded form keeps paths with spaces whole; it overrides RUSTFLAGS and build.rustflags
-      CARGO_ENCODED_RUSTFLAGS: remapFlags({ crate, sdk, targetDir }).join("\x1f"),
+      CARGO_ENCODED_RUSTFLAGS: remapFlags({ crate: stage, sdk, targetDir }).join("\x1f"),
     },
     stdout: "piped",
     stderr: options.verbose === false ? "piped" : "inherit",
@@ -110,8 +113,13 @@ export async function buildAgent(options: AgentBuildOptions = {}): Promise<Agent
   }).pop();
   if (!artifact) throw new Error(`cargo built no ${WASM_TARGET} binary in ${crate}`);
   const wasm = await Deno.readFile(artifact);
-  // read again after the build, which may have updated Cargo.lock; an edit meanwhile
-  // would make agent.json name a source the component was not built from
+  // a Cargo.lock that cargo brought up to date goes back to the crate
+  const lock = await Deno.readFile(join(stage, "Cargo.lock"));
+  if (!sameBytes(lock, before.get("Cargo.lock"))) {
+    await Deno.writeFile(join(crate, "Cargo.lock"), lock);
+  }
+  // read again after the build: an edit meanwhile would make agent.json name a
+  // source the component was not built from
   const after = await readAgentSource(crate);
   const edited = [...new Set([...before.keys(), ...after.keys()])].filter((path) =>
     path !== "Cargo.lock" && !sameBytes(before.get(path), after.get(path))
@@ -133,6 +141,24 @@ export async function buildAgent(options: AgentBuildOptions = {}): Promise<Agent
     await Deno.writeTextFile(join(dist, "agent.json"), JSON.stringify(manifest, null, 2) + "\n");
   }
   return { artifact, wasm, manifest };
+}
+
+/** Lays out the stage: the crate's files (nothing else of an earlier stage) and the SDK in `.sdk/`. */
+async function writeStage(
+  stage: string,
+  source: Map<string, Uint8Array>,
+  sdk: Map<string, Uint8Array>,
+): Promise<void> {
+  await Deno.remove(join(stage, "src"), { recursive: true }).catch(() => {});
+  await Deno.remove(join(stage, ".sdk"), { recursive: true }).catch(() => {});
+  const files: [string, Uint8Array][] = [
+    ...source,
+    ...[...sdk].map(([path, bytes]) => [join(".sdk", path), bytes] as [string, Uint8Array]),
+  ];
+  for (const [path, bytes] of files) {
+    await Deno.mkdir(dirname(join(stage, path)), { recursive: true });
+    await Deno.writeFile(join(stage, path), bytes);
+  }
 }
 
 function sameBytes(a: Uint8Array | undefined, b: Uint8Array | undefined): boolean {
