@@ -21,16 +21,20 @@ import {
 } from "./files.ts";
 import {
   callLabel,
+  formatClock,
   formatError,
   formatHelp,
+  formatHistory,
   formatLog,
   formatNotification,
   formatProcesses,
   formatResult,
   formatStep,
+  formatTable,
   formatText,
   formatUnsolicited,
   formatUsage,
+  type HistoryStep,
   indent,
   type Style,
 } from "./format.ts";
@@ -148,6 +152,46 @@ export class Commands {
           return label === undefined ? text : `${style.bold(`${label} →`)}\n${text}`;
         });
       }
+      case "sessions":
+        return await this.#request(line, "agent.sessions", {}, (result, label) => {
+          if (!Array.isArray(result)) return formatResult(result, { label, style });
+          const rows =
+            (result as { session: string; steps: number; updated: string; title: string }[])
+              .map((
+                s,
+              ) => [
+                s.session,
+                String(s.steps),
+                s.updated ? formatClock(new Date(s.updated)) : "",
+                s.title,
+              ]);
+          return rows.length === 0
+            ? indent(style.dim("no sessions yet: type a message for the agent"))
+            : formatTable(["SESSION", "STEPS", "LAST", "FIRST MESSAGE"], rows, style);
+        });
+      case "history": {
+        const params: Record<string, unknown> = { limit: command.limit };
+        if (command.session !== undefined) params.session = command.session;
+        return await this.#request(line, "agent.history", params, (result, label) => {
+          if (!Array.isArray(result)) return formatResult(result, { label, style });
+          const text = formatHistory(result as HistoryStep[], { style });
+          return label === undefined ? text : `${style.bold(`${label} →`)}\n${text}`;
+        });
+      }
+      case "reset":
+        return await this.#request(
+          line,
+          "agent.reset",
+          command.session === undefined ? {} : { session: command.session },
+          (result, label) =>
+            formatText(
+              `${(result as { session?: string } | null)?.session ?? "the session"} starts afresh`,
+              {
+                label,
+                style,
+              },
+            ),
+        );
       case "methods":
         this.#print(await this.#methods(command.plugin));
         return;

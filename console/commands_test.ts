@@ -147,3 +147,32 @@ Deno.test("a chat prints the agent's tool steps as short lines, then its answer"
     "  It says A and B.",
   ]);
 });
+
+Deno.test("sessions, history and reset show and reset the agent's conversations", async () => {
+  await using w = await agentWorld({
+    script: [
+      { toolCalls: [{ name: "list_dir", arguments: { path: "/state" } }] },
+      { text: "There is a folder.", usage: { input: 10, output: 3 } },
+    ],
+  });
+  const c = commandsOn(w);
+  assert.match(await c.output("history"), /no steps yet/);
+  await c.run("what is in /state?");
+  assert.match(
+    await c.output("sessions"),
+    /SESSION +STEPS +LAST +FIRST MESSAGE\n {2}default +4 +\S+ +what is in \/state\?/,
+  );
+  const history = (await c.output("history")).split("\n").map((l) =>
+    l.replace(/\d\d:\d\d:\d\d\.\d{3}/, "T")
+  );
+  assert.deepEqual(history, [
+    "  T  > what is in /state?",
+    "  T  ▸ list_dir /state … 2 entries",
+    "  T",
+    history[3],
+  ]);
+  assert.match(history[3], /^ {4}There is a folder\. \(\d+ \+ \d+ tokens, \d+\.\d s\)$/);
+  assert.equal((await c.output("history -n 1")).split("\n").length, 2);
+  assert.equal(await c.output("reset"), "  default starts afresh");
+  assert.match(await c.output("history -n 1"), /A fresh context: agent\.reset/);
+});

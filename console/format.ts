@@ -260,6 +260,50 @@ export function formatLog(entries: Entry[], options: LogOptions = {}): string {
   }).join("\n");
 }
 
+/** A step of `agent.history`. */
+export interface HistoryStep {
+  time: string;
+  role: string;
+  text: string;
+  blocks: string[];
+  tools: string[];
+  args?: string;
+  ok?: boolean;
+  input_tokens?: number;
+  output_tokens?: number;
+  ms?: number;
+}
+
+/**
+ * The steps of a conversation, oldest first: the person's messages after
+ * `>`, the agent's answers as text, tool steps as short dimmed lines, and
+ * the tokens and time of each turn.
+ *
+ * @example
+ * ```ts
+ * formatHistory([{ time: "2026-12-01T10:00:00Z", role: "user", text: "hi", blocks: ["text"], tools: [] }]);
+ * ```
+ */
+export function formatHistory(steps: HistoryStep[], options: LogOptions = {}): string {
+  const style = options.style ?? PLAIN;
+  if (steps.length === 0) return indent(style.dim("no steps yet: type a message for the agent"));
+  const now = options.now ?? new Date();
+  return steps.map((step) => {
+    const clock = style.dim(formatClock(new Date(step.time), now));
+    if (step.role === "user") return indent(`${clock}  ${style.bold(`> ${step.text}`)}`);
+    if (step.blocks.includes("toolRequest")) return "";
+    if (step.blocks.includes("toolResponse") || step.role === "error" || step.role === "notice") {
+      return `${indent(clock)}${formatStep(step, { style })}`;
+    }
+    const usage = step.ms === undefined ? "" : style.dim(
+      ` (${step.input_tokens ?? 0} + ${step.output_tokens ?? 0} tokens, ${
+        (step.ms / 1000).toFixed(1)
+      } s)`,
+    );
+    return `${indent(clock)}\n${indent(step.text, 4)}${usage}`;
+  }).filter((line) => line !== "").join("\n");
+}
+
 /** One command of the help: its form, what it does, and an example. */
 export interface HelpEntry {
   form: string;
@@ -328,6 +372,21 @@ export const HELP: readonly HelpEntry[] = [
     form: "cat <path>",
     does: "a file as a process sees it",
     example: "cat /proc/core/graph.json",
+  },
+  {
+    form: "sessions",
+    does: "the agent's conversations: name, steps, first message",
+    example: "sessions",
+  },
+  {
+    form: "history [session] [-n N]",
+    does: "the last steps of a conversation with the agent (default session, 20 steps)",
+    example: "history -n 5",
+  },
+  {
+    form: "reset [session]",
+    does: "the agent forgets a conversation (its history stays)",
+    example: "reset",
   },
   { form: "help", does: "this list", example: "help" },
   {

@@ -12,6 +12,9 @@
  * | `activate <p1>=<wasm1> <p2>=<wasm2> … [--force]` | `core.activate` of several together |
  * | `revert <plugin> [--force]` | `core.revert` |
  * | `ls [-l] [path]`, `cat <path>` | the files as a process sees them |
+ * | `sessions` | the agent's sessions |
+ * | `history [session] [-n N]` | the steps of a session of the agent |
+ * | `reset [session]` | the agent's session starts afresh |
  * | `help` | the commands |
  * | `quit`, `exit` | leave the console |
  * | any other text | a message for the agent (`agent.chat`) |
@@ -54,6 +57,12 @@ export type Command =
   | { kind: "ls"; path: string; long: boolean }
   /** A file's content. */
   | { kind: "cat"; path: string }
+  /** The agent's sessions. */
+  | { kind: "sessions" }
+  /** The last steps of a session of the agent (the default session when none is named). */
+  | { kind: "history"; session?: string; limit: number }
+  /** `agent.reset` of a session. */
+  | { kind: "reset"; session?: string }
   /** The list of commands. */
   | { kind: "help" }
   /** Leave the console. */
@@ -92,8 +101,19 @@ export function parseLine(line: string): Command {
   switch (first) {
     case "ps":
     case "help":
+    case "sessions":
       if (rest.length === 0) return { kind: first };
       break;
+    case "reset":
+      // `reset the counter to 0` is a message for the agent
+      if (rest.length === 0) return { kind: "reset" };
+      if (rest.length === 1 && PLUGIN.test(rest[0])) return { kind: "reset", session: rest[0] };
+      break;
+    case "history": {
+      const command = parseHistory(rest);
+      if (command) return command;
+      break;
+    }
     case "quit":
     case "exit":
       if (rest.length === 0) return { kind: "quit" };
@@ -171,6 +191,35 @@ function parseCall(method: string, paramsText: string): Command {
     };
   }
   return { kind: "call", method, params: params as Record<string, unknown> };
+}
+
+/** How many steps `history` shows without `-n`. */
+export const DEFAULT_HISTORY_LIMIT = 20;
+
+/** `history [session] [-n N]`; null when the words do not fit it (a chat message). */
+function parseHistory(args: string[]): Command | null {
+  let limit = DEFAULT_HISTORY_LIMIT;
+  let session: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === "-n" || /^-n\d+$/.test(arg)) {
+      const value = arg === "-n" ? args[++i] : arg.slice(2);
+      const n = Number(value);
+      if (value === undefined || !Number.isInteger(n) || n < 1 || n > MAX_LOG_LIMIT) {
+        return {
+          kind: "invalid",
+          message: `-n takes a number of steps from 1 to ${MAX_LOG_LIMIT}`,
+          example: "history -n 5",
+        };
+      }
+      limit = n;
+    } else if (session === undefined && PLUGIN.test(arg)) {
+      session = arg;
+    } else {
+      return null;
+    }
+  }
+  return session === undefined ? { kind: "history", limit } : { kind: "history", session, limit };
 }
 
 /** The `log` command; null when the words do not fit it (the line is then a chat message). */

@@ -220,3 +220,20 @@ Deno.test("ls takes -l and a path; cat takes a path", () => {
   assert.match(invalid(parseLine("cat")).message, /needs the path of a file/);
   assert.equal(parseLine("cat is an animal").kind, "chat");
 });
+
+Deno.test("sessions, history and reset are commands only when the rest fits them", () => {
+  assert.deepEqual(parseLine("sessions"), { kind: "sessions" });
+  assert.deepEqual(parseLine("history"), { kind: "history", limit: 20 });
+  assert.deepEqual(parseLine("history work -n 5"), { kind: "history", session: "work", limit: 5 });
+  assert.equal(parseLine("history -n 0").kind, "invalid");
+  assert.deepEqual(parseLine("reset"), { kind: "reset" });
+  assert.deepEqual(parseLine("reset work"), { kind: "reset", session: "work" });
+  assert.deepEqual(parseLine("reset the counter to 0"), {
+    kind: "chat",
+    text: "reset the counter to 0",
+  });
+  assert.deepEqual(parseLine("history of Rome, briefly"), {
+    kind: "chat",
+    text: "history of Rome, briefly",
+  });
+});
