@@ -193,6 +193,21 @@ function parseCall(method: string, paramsText: string): Command {
   return { kind: "call", method, params: params as Record<string, unknown> };
 }
 
+/** `-n N` or `-nN`: how many entries or steps to show. */
+const COUNT_OPTION = /^-n(\d+)?$/;
+
+/**
+ * The number of the `-n` option at `args[i]` (undefined when it is not a
+ * count from 1 to {@linkcode MAX_LOG_LIMIT}), and the index of its last word.
+ */
+function countOption(args: string[], i: number): { n: number | undefined; last: number } {
+  const separate = args[i] === "-n";
+  const value = separate ? args[i + 1] : args[i].slice(2);
+  const n = Number(value);
+  const valid = value !== undefined && Number.isInteger(n) && n >= 1 && n <= MAX_LOG_LIMIT;
+  return { n: valid ? n : undefined, last: separate ? i + 1 : i };
+}
+
 /** How many steps `history` shows without `-n`. */
 export const DEFAULT_HISTORY_LIMIT = 20;
 
@@ -202,17 +217,17 @@ function parseHistory(args: string[]): Command | null {
   let session: string | undefined;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
-    if (arg === "-n" || /^-n\d+$/.test(arg)) {
-      const value = arg === "-n" ? args[++i] : arg.slice(2);
-      const n = Number(value);
-      if (value === undefined || !Number.isInteger(n) || n < 1 || n > MAX_LOG_LIMIT) {
+    if (COUNT_OPTION.test(arg)) {
+      const count = countOption(args, i);
+      if (count.n === undefined) {
         return {
           kind: "invalid",
           message: `-n takes a number of steps from 1 to ${MAX_LOG_LIMIT}`,
           example: "history -n 5",
         };
       }
-      limit = n;
+      limit = count.n;
+      i = count.last;
     } else if (session === undefined && PLUGIN.test(arg)) {
       session = arg;
     } else {
@@ -229,17 +244,17 @@ function parseLog(args: string[]): Command | null {
   let target: string | undefined;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
-    if (arg === "-n" || /^-n\d+$/.test(arg)) {
-      const value = arg === "-n" ? args[++i] : arg.slice(2);
-      const n = Number(value);
-      if (value === undefined || !Number.isInteger(n) || n < 1 || n > MAX_LOG_LIMIT) {
+    if (COUNT_OPTION.test(arg)) {
+      const count = countOption(args, i);
+      if (count.n === undefined) {
         return {
           kind: "invalid",
           message: `-n takes a number of entries from 1 to ${MAX_LOG_LIMIT}`,
           example,
         };
       }
-      limit = n;
+      limit = count.n;
+      i = count.last;
     } else if (arg.startsWith("-")) {
       return { kind: "invalid", message: `log has no option ${arg}; it has -n N`, example };
     } else if (target === undefined) {
