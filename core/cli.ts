@@ -6,6 +6,7 @@
  * sausage --headless WORLD             no console; until SIGTERM/SIGINT (0) or core.exit (75)
  * sausage init [WORLD]                 create a world, never overwriting a file
  * sausage call WORLD METHOD [PARAMS]   one call; the result or the error object as JSON
+ *                                      (--params-file FILE, or - for stdin, in place of PARAMS)
  * sausage run [--dir H::G] [--env N=V] FILE.wasm [ARGS]   any wasi:cli/command component
  * ```
  *
@@ -150,15 +151,29 @@ async function callOnce(
   world: string,
   method: string,
   paramsText: string | undefined,
-  options: { timeout?: string; cacheDir?: string; services: boolean },
+  options: { timeout?: string; cacheDir?: string; services: boolean; paramsFile?: string },
 ): Promise<number> {
   let params: unknown = {};
+  let what = "PARAMS";
+  if (options.paramsFile !== undefined) {
+    if (paramsText !== undefined) fail("give PARAMS or --params-file, not both", ExitCode.Usage);
+    // a file or stdin: params past the OS's limit on arguments (128 KiB) still go
+    const file = options.paramsFile;
+    what = file === "-" ? "the params on stdin" : `the params in ${file}`;
+    try {
+      paramsText = file === "-"
+        ? await new Response(Deno.stdin.readable).text()
+        : await Deno.readTextFile(file);
+    } catch (e) {
+      fail(`--params-file: cannot read ${file}: ${(e as Error).message}`, ExitCode.Usage);
+    }
+  }
   if (paramsText !== undefined) {
     try {
       params = JSON.parse(paramsText);
     } catch (e) {
       fail(
-        `PARAMS is not JSON: ${(e as Error).message}. Example: '{"text": "milk"}'`,
+        `${what} is not JSON: ${(e as Error).message}. Example: '{"text": "milk"}'`,
         ExitCode.Usage,
       );
     }
@@ -251,7 +266,9 @@ Exit codes: 0 ok; 1 a call failed or a command failed; 2 bad arguments;
 run or self); 75 a plugin called core.exit; 130 and 143 when the console
 ends on SIGINT or SIGTERM. \`sausage run\` exits with the component's status
 (134 when it trapped); \`sausage test\` with libtest's (101 when a test failed).
-NO_COLOR=1 turns colours off.`,
+NO_COLOR=1 turns colours off.
+Limits (live processes, per call tree, call depth, notifications in flight)
+are raised in WORLD/config/limits.yaml, read at start (PROTOCOL 3.10).`,
     )
     .action(async (world: string | undefined, opts: { headless?: boolean; cacheDir?: string }) => {
       if (opts.headless) {
@@ -289,6 +306,10 @@ NO_COLOR=1 turns colours off.`,
     .argument("<method>", "<plugin>.<method> or core.<method>")
     .argument("[params]", "params as a JSON object", undefined)
     .option("--timeout <seconds>", "give up after this many seconds")
+    .option(
+      "--params-file <file>",
+      "read the params (a JSON object) from a file, or from stdin when it is -, in place of PARAMS",
+    )
     .option("--no-services", "do not start the services of config/boot.yaml first")
     .addOption(cacheOption())
     .action(async (world: string, method: string, params: string | undefined, opts, command) => {

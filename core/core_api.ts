@@ -168,7 +168,7 @@ export class CoreApi {
       query.limit = p.limit;
     }
     try {
-      return { entries: this.#d.journal.query(query) };
+      return this.#d.journal.search(query); // {entries}, and `cut` when bounded
     } catch (e) {
       if (e instanceof QueryError) throw invalid(`core.log: ${e.message}`);
       throw e;

@@ -254,6 +254,13 @@ export class Host {
       throw e;
     }
     host.journal.event(null, null, `host start: world ${world.root}, pid ${Deno.pid}`);
+    if (lock.uncleanStop) {
+      const { pid, started } = lock.uncleanStop;
+      const text = `the previous run (pid ${pid}, started ${started}) did not stop cleanly: ` +
+        "it was killed or crashed, so its last entries and open work may be missing";
+      host.journal.event(null, null, text);
+      host.onNote(text);
+    }
     if (sealed.length > 0) {
       const shown = sealed.slice(0, 20).join(", ") + (sealed.length > 20 ? ", …" : "");
       host.journal.event(

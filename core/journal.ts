@@ -11,6 +11,7 @@
  * @module
  */
 import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { RE2JS } from "re2js";
 import { uuidv7 } from "uuidv7";
 
 /** Where an entry came from. */
@@ -38,7 +39,10 @@ export interface LogQuery {
   since?: string | number;
   /** Entries before: like `since`. */
   until?: string | number;
-  /** A JavaScript regular expression the line must match. */
+  /**
+   * A regular expression the line must match: JavaScript's syntax without
+   * lookahead and backreferences, matched in linear time (RE2).
+   */
   grep?: string;
   /** The most recent `limit` entries (default 100, at most 10000), oldest first. */
   limit?: number;
@@ -47,6 +51,31 @@ export interface LogQuery {
 /** The default and the largest `limit` of a query. */
 export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 10_000;
+/** The longest `grep`: compiling costs time in the length of the pattern. */
+export const MAX_GREP_LENGTH = 1000;
+/**
+ * The most an answer holds: the lines' UTF-8 bytes plus
+ * {@linkcode ENTRY_OVERHEAD_BYTES} per entry.
+ */
+export const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+/** What an entry counts beyond its line (its ID, time, process and keys). */
+export const ENTRY_OVERHEAD_BYTES = 200;
+/** The longest a query may scan the journal; it runs on the host's thread. */
+export const MAX_QUERY_MS = 250;
+
+/** Why an answer has fewer entries than the query asked for (PROTOCOL section 7). */
+export interface LogCut {
+  /** `size`: older entries did not fit; `time`: older entries were not searched. */
+  reason: "size" | "time";
+  /** Query again with this as `until` (and the same filters) for the entries before. */
+  until: string;
+}
+
+/** The answer of a query: entries oldest first, and `cut` when it stopped early. */
+export interface LogAnswer {
+  entries: Entry[];
+  cut?: LogCut;
+}
 /** Entries kept in memory while the database cannot be written. */
 const MAX_UNWRITTEN = 100_000;
 /** Lines of each running process kept in memory, for -32002 and `/proc/<pid>/log`. */
@@ -93,16 +122,24 @@ export class Journal {
   /** Told when writing starts to fail or works again (the host prints it). */
   onTrouble?: (message: string) => void;
 
-  /** Opens (or creates) the journal; a write waits up to `busyTimeoutMs` for a lock. */
-  constructor(path: string, options: { busyTimeoutMs?: number } = {}) {
+  readonly #maxQueryMs: number;
+  readonly #maxAnswerBytes: number;
+
+  /**
+   * Opens (or creates) the journal; a write waits up to `busyTimeoutMs` for
+   * a lock. The bounds of a query can be lowered (for tests).
+   */
+  constructor(
+    path: string,
+    options: { busyTimeoutMs?: number; maxQueryMs?: number; maxAnswerBytes?: number } = {},
+  ) {
     this.path = path;
+    this.#maxQueryMs = options.maxQueryMs ?? MAX_QUERY_MS;
+    this.#maxAnswerBytes = options.maxAnswerBytes ?? MAX_ANSWER_BYTES;
     this.#db = new DatabaseSync(path);
     this.#db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
     this.#db.exec(`PRAGMA busy_timeout = ${Math.floor(options.busyTimeoutMs ?? 5000)};`);
     this.#db.exec(SCHEMA);
-    this.#db.function("sausage_grep", { deterministic: true }, (pattern, line) => {
-      return compiledPattern(String(pattern)).test(String(line)) ? 1 : 0;
-    });
     this.#insert = this.#db.prepare(
       "INSERT INTO entries (id, time, pid, plugin, stream, line) VALUES (?, ?, ?, ?, ?, ?)",
     );
@@ -184,8 +221,34 @@ export class Journal {
     return true;
   }
 
-  /** Entries matching `query`, oldest first. */
+  /**
+   * Entries matching `query`, oldest first, for the host's own reads: bounded
+   * only by `limit`, never cut by time (a busy machine must not change what
+   * the host sees).
+   */
   query(query: LogQuery = {}): Entry[] {
+    return this.#select(query, Infinity, Infinity).entries;
+  }
+
+  /**
+   * Entries matching `query`, oldest first, newest kept when the answer is
+   * bounded: by {@linkcode MAX_ANSWER_BYTES} and by {@linkcode MAX_QUERY_MS}
+   * of scanning; `cut` says where it stopped.
+   *
+   * @example
+   * ```ts
+   * import { Journal } from "./journal.ts";
+   * const journal = new Journal(":memory:");
+   * journal.event(null, null, "hello");
+   * journal.search({ grep: "^hel+o$" }); // { entries: [{ line: "hello", ... }] }
+   * journal.close();
+   * ```
+   */
+  search(query: LogQuery = {}): LogAnswer {
+    return this.#select(query, this.#maxQueryMs, this.#maxAnswerBytes);
+  }
+
+  #select(query: LogQuery, maxQueryMs: number, maxAnswerBytes: number): LogAnswer {
     this.flush();
     const where: string[] = [];
     const args: (string | number)[] = [];
@@ -205,20 +268,37 @@ export class Journal {
       where.push("id < ?");
       args.push(boundId(query.until, "until"));
     }
-    if (query.grep !== undefined) {
-      compiledPattern(String(query.grep), true);
-      where.push("sausage_grep(?, line)");
-      args.push(String(query.grep));
-    }
+    const grep = query.grep === undefined ? undefined : compiledPattern(String(query.grep));
     const limit = query.limit ?? DEFAULT_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
       throw new QueryError(`limit must be an integer from 1 to ${MAX_LIMIT}`);
     }
     const sql = `SELECT id, time, pid, plugin, stream, line FROM entries` +
       (where.length ? ` WHERE ${where.join(" AND ")}` : "") +
-      ` ORDER BY id DESC LIMIT ${limit}`;
-    const rows = this.#db.prepare(sql).all(...args) as unknown as Row[];
-    return rows.reverse().map(toEntry);
+      // with grep, SQLite cannot count the matches: the scan stops at `limit` itself
+      (grep === undefined ? ` ORDER BY id DESC LIMIT ${limit}` : " ORDER BY id DESC");
+    const rows: Row[] = [];
+    let cut: LogCut | undefined;
+    let bytes = 0;
+    let examined: string | undefined;
+    const deadline = performance.now() + maxQueryMs;
+    for (const r of this.#db.prepare(sql).iterate(...args) as Iterable<Row>) {
+      if (examined !== undefined && performance.now() > deadline) {
+        cut = { reason: "time", until: examined };
+        break;
+      }
+      examined = r.id;
+      if (grep !== undefined && !grep.matches(r.line)) continue;
+      bytes += utf8Length(r.line) + ENTRY_OVERHEAD_BYTES;
+      if (bytes > maxAnswerBytes && rows.length > 0) {
+        cut = { reason: "size", until: rows[rows.length - 1].id };
+        break;
+      }
+      rows.push(r);
+      if (rows.length === limit) break;
+    }
+    const entries = rows.reverse().map(toEntry);
+    return cut === undefined ? { entries } : { entries, cut };
   }
 
   /** Writes what is buffered and closes the database. */
@@ -248,22 +328,60 @@ function toEntry(r: Row): Entry {
   };
 }
 
-const patterns = new Map<string, RegExp>();
-function compiledPattern(pattern: string, strict = false): RegExp {
-  let re = patterns.get(pattern);
-  if (!re) {
-    try {
-      re = new RegExp(pattern);
-    } catch (e) {
-      if (strict) {
-        throw new QueryError(`grep is not a valid regular expression: ${(e as Error).message}`);
-      }
-      re = /(?!)/;
+/** A compiled `grep`: RE2's linear-time matcher behind JavaScript's syntax. */
+interface Pattern {
+  matches(line: string): boolean;
+}
+
+const patterns = new Map<string, Pattern>();
+function compiledPattern(pattern: string): Pattern {
+  let compiled = patterns.get(pattern);
+  if (!compiled) {
+    if (pattern.length > MAX_GREP_LENGTH) {
+      throw new QueryError(`grep is longer than ${MAX_GREP_LENGTH} characters`);
     }
+    const missing = unsupportedConstruct(pattern);
+    if (missing) throw new QueryError(`grep cannot use ${missing}: it is matched in linear time`);
+    let re: RE2JS;
+    try {
+      re = RE2JS.compile(RE2JS.translateRegExp(pattern), RE2JS.LOOKBEHINDS);
+    } catch (e) {
+      const message = (e as Error).message.replace(/^error parsing regexp: /, "");
+      throw new QueryError(`grep is not a valid regular expression: ${message}`);
+    }
+    compiled = { matches: (line) => re.matcher(line).find() };
     if (patterns.size > 100) patterns.clear();
-    patterns.set(pattern, re);
+    patterns.set(pattern, compiled);
   }
-  return re;
+  return compiled;
+}
+
+/** The first construct of JavaScript's syntax that a linear-time engine cannot match, named. */
+function unsupportedConstruct(pattern: string): string | null {
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === "\\") {
+      const next = pattern[i + 1] ?? "";
+      if (/[1-9]/.test(next)) return `a backreference (\\${next})`;
+      if (next === "k" && pattern[i + 2] === "<") return "a named backreference (\\k<name>)";
+      i++;
+    } else if (c === "(" && pattern[i + 1] === "?") {
+      const kind = pattern.slice(i + 2, i + 3);
+      if (kind === "=") return "a lookahead ((?=...))";
+      if (kind === "!") return "a negative lookahead ((?!...))";
+    }
+  }
+  return null;
+}
+
+/** The UTF-8 length of a string, without encoding it. */
+function utf8Length(text: string): number {
+  let n = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80) n += c >= 0x800 && (c < 0xd800 || c > 0xdfff) ? 2 : 1;
+  }
+  return n;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -147,3 +147,92 @@ Deno.test("an entry's time is the millisecond of its id: since its own time incl
     for (const e of all) assert.equal(Date.parse(e.time), idMs(e.id), e.id);
   });
 });
+
+Deno.test("grep is matched in linear time: a pattern that backtracks forever in JavaScript answers at once", async () => {
+  await withJournal((j) => {
+    for (let i = 0; i < 200; i++) j.event(null, null, `${"a".repeat(40)}!`);
+    j.event(null, null, "a".repeat(40));
+    const start = performance.now();
+    const found = j.query({ grep: "^(a+)+$", limit: 1000 });
+    assert.ok(performance.now() - start < 1000);
+    assert.deepEqual(found.map((e) => e.line), ["a".repeat(40)]);
+  });
+});
+
+Deno.test("grep keeps JavaScript's syntax where it can be matched in linear time", async () => {
+  await withJournal((j) => {
+    j.event(null, null, 'start notes.add {"text": "milk"}');
+    j.event(null, null, "exit status 0");
+    j.event(null, null, "A/B");
+    const lines = (grep: string) => j.query({ grep }).map((e) => e.line);
+    assert.deepEqual(lines("^start \\w+\\.add"), ['start notes.add {"text": "milk"}']);
+    assert.deepEqual(lines("(?<word>exit) status \\d$"), ["exit status 0"]);
+    assert.deepEqual(lines("\\u0041/B"), ["A/B"]);
+    assert.deepEqual(lines("(?<=A)/"), ["A/B"]);
+    assert.deepEqual(lines("(?i)^a/b$"), ["A/B"]);
+    assert.deepEqual(lines("\\x41/[^a]"), ["A/B"]);
+  });
+});
+
+Deno.test("a grep that cannot be matched in linear time, or is not valid, is refused with its construct named", async () => {
+  await withJournal((j) => {
+    const refused = (grep: string, why: RegExp) =>
+      assert.throws(() => j.query({ grep }), (e) => e instanceof QueryError && why.test(e.message));
+    refused("(a)\\1", /backreference \(\\1\)/);
+    refused("(?<n>a)\\k<n>", /named backreference/);
+    refused("a(?=b)", /lookahead \(\(\?=/);
+    refused("a(?!b)", /negative lookahead/);
+    refused("(a", /not a valid regular expression: missing closing \)/);
+    refused("a{2000}", /not a valid regular expression: invalid repeat count/);
+    refused("a".repeat(1001), /longer than 1000 characters/);
+    assert.deepEqual(j.query({ grep: "\\\\1" }), []); // an escaped backslash, not a backreference
+  });
+});
+
+Deno.test("an answer over its size is cut to the most recent entries that fit, and says where to go on", async () => {
+  const dir = await Deno.makeTempDir();
+  const j = new Journal(join(dir, "journal.sqlite"), { maxAnswerBytes: 3 * (200 + 1000) });
+  try {
+    for (let i = 0; i < 10; i++) j.event(null, null, `${i}`.padEnd(1000, "x"));
+    const answer = j.search({ limit: 10 });
+    assert.deepEqual(answer.entries.map((e) => e.line[0]), ["7", "8", "9"]);
+    assert.deepEqual(answer.cut, { reason: "size", until: answer.entries[0].id });
+    const next = j.search({ limit: 10, until: answer.cut!.until });
+    assert.deepEqual(next.entries.map((e) => e.line[0]), ["4", "5", "6"]);
+    assert.equal(j.search({ limit: 2 }).cut, undefined);
+  } finally {
+    j.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a query that scans too long stops, keeps what it found, and says where it stopped", async () => {
+  const dir = await Deno.makeTempDir();
+  const j = new Journal(join(dir, "journal.sqlite"), { maxQueryMs: 0 });
+  try {
+    for (let i = 0; i < 5; i++) j.event(null, null, `e${i}`);
+    const answer = j.search({ grep: "^e" });
+    assert.deepEqual(answer.entries.map((e) => e.line), ["e4"]);
+    assert.deepEqual(answer.cut, { reason: "time", until: answer.entries[0].id });
+    const next = j.search({ grep: "^e", until: answer.cut!.until });
+    assert.deepEqual(next.entries.map((e) => e.line), ["e3"]);
+  } finally {
+    j.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("grep gives the most recent `limit` matches, however many lines do not match", async () => {
+  await withJournal((j) => {
+    for (let i = 0; i < 20; i++) {
+      j.event(null, null, `match ${i}`);
+      for (let k = 0; k < 10; k++) j.event(null, null, `other ${i} ${k}`);
+    }
+    assert.deepEqual(j.query({ grep: "^match", limit: 3 }).map((e) => e.line), [
+      "match 17",
+      "match 18",
+      "match 19",
+    ]);
+    assert.equal(j.query({ grep: "^match", limit: 100 }).length, 20);
+  });
+});

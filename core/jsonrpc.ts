@@ -5,6 +5,8 @@
  * @module
  */
 
+import { MAX_JSON_DEPTH } from "../runtime/json_depth.ts";
+
 /** A JSON-RPC ID: the core keys pending requests by its exact JSON text. */
 export type Id = string | number | null;
 
@@ -173,6 +175,30 @@ export function classify(value: unknown): Classified {
     error: new RpcError(
       ErrorCode.InvalidRequest,
       "a message needs a method, or an id with a result or an error",
+    ),
+  };
+}
+
+/**
+ * The refusal of a message nested deeper than {@linkcode MAX_JSON_DEPTH}
+ * (PROTOCOL 3.1): -32600, with the message's ID when it has one.
+ *
+ * @example
+ * ```ts
+ * import { tooDeep } from "./jsonrpc.ts";
+ * tooDeep({ jsonrpc: "2.0", id: 3, method: "a.b" }); // invalid, id 3, -32600
+ * ```
+ */
+export function tooDeep(value: unknown): Extract<Classified, { kind: "invalid" }> {
+  const m = typeof value === "object" && value !== null && !Array.isArray(value)
+    ? value as Record<string, unknown>
+    : {};
+  return {
+    kind: "invalid",
+    id: isId(m.id) ? m.id : "method" in m && !("id" in m) ? undefined : null,
+    error: new RpcError(
+      ErrorCode.InvalidRequest,
+      `the message nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`,
     ),
   };
 }

@@ -35,6 +35,12 @@ export interface OutgoingCall {
   callee?: Process;
 }
 
+/** A process started from outside and its attached descendants (PROTOCOL 3.10). */
+export interface CallTree {
+  /** Live processes in the tree, and starts reserved for it. */
+  size: number;
+}
+
 /** How a process ended, as the core reports it. */
 export interface ProcessEnd extends ExitReport {
   /** The last journal lines of the process. */
@@ -52,6 +58,10 @@ export class Process implements Peer {
   /** The attached parent, or null for a detached process. */
   readonly parent: Peer | null;
   readonly startedAt = new Date();
+  /** The call tree it counts in (a detached process starts a new one). */
+  readonly tree: CallTree;
+  /** Nested calls up to this one: 1 for a process started from outside. */
+  readonly depth: number;
   state: ProcessState = "running";
   /** Attached children: they are stopped when this process ends. */
   readonly children = new Set<Process>();
@@ -77,6 +87,8 @@ export class Process implements Peer {
     parent: Peer | null;
     origin: Origin | null;
     write: (message: Message) => void;
+    tree?: CallTree;
+    depth?: number;
   }) {
     this.pid = init.pid;
     this.plugin = init.plugin;
@@ -86,6 +98,8 @@ export class Process implements Peer {
     this.parent = init.parent;
     this.origin = init.origin;
     this.#write = init.write;
+    this.tree = init.tree ?? { size: 0 };
+    this.depth = init.depth ?? 1;
     const { promise, resolve } = Promise.withResolvers<ProcessEnd>();
     this.ended = promise;
     this.#resolveEnded = resolve;

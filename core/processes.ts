@@ -14,7 +14,9 @@ import type { NativePlugin } from "./native.ts";
 import type { LockTable } from "./locks.ts";
 import { pluginNameProblem } from "./names.ts";
 import type { WorkerPool } from "./pool.ts";
-import { type Origin, type Peer, Process, type ProcessEnd } from "./process.ts";
+import { type CallTree, type Origin, type Peer, Process, type ProcessEnd } from "./process.ts";
+import { join } from "node:path";
+import { LimitError, type Limits, readLimits } from "./limits.ts";
 import type { PluginVersions } from "./versions.ts";
 import type { World } from "./world.ts";
 import type { ExitReport } from "../runtime/messages.ts";
@@ -33,11 +35,24 @@ export interface StartRequest {
   params: Record<string, unknown>;
   /** The attached parent (it stops the process when it ends); null: detached. */
   parent: Peer | null;
+  /** Who makes the call, also when detached: it sets the depth and owns a notification. */
+  caller?: Peer;
   /** Where the answer goes; null for a notification. */
   origin: Origin | null;
   /** Run this version instead of the current `plugin.wasm` (discovery of a new version). */
   component?: LoadedComponent;
 }
+
+/** What a start holds against the limits until its process ends. */
+interface Slot {
+  tree: CallTree;
+  depth: number;
+  /** The sender of a notification, counted in its notifications in flight. */
+  sender: Peer | null;
+}
+
+/** Refusals journaled at most once a second per limit; the rest are counted. */
+const LIMIT_NOTE_INTERVAL_MS = 1000;
 
 /** Receives the messages processes write. */
 export type MessageHandler = (from: Process, messages: unknown[]) => void;
@@ -56,6 +71,16 @@ export class ProcessManager {
   readonly #killTimers = new Map<string, ReturnType<typeof setTimeout>>();
   readonly #native = new Map<string, NativePlugin>();
   readonly #aborts = new Map<string, AbortController>();
+  readonly #limits: Limits;
+  /** Live processes and starts under way: a counter, so a check costs nothing. */
+  #live = 0;
+  /** Notifications in flight per sender (only senders with one or more). */
+  readonly #notifying = new Map<Peer, number>();
+  /** The senders of processes that notifications started. */
+  readonly #notifiedBy = new Map<Process, Peer>();
+  /** Per limit: when a refusal was last journaled, and how many since. */
+  readonly #limitNotes = new Map<keyof Limits, { at: number; more: number }>();
+  #unjournaledRefusals = false;
   /** The variable `token_env` of agent.yaml names, for the agent's processes. */
   readonly #agentEnv: AgentEnv;
   #accepting = true;
@@ -77,6 +102,19 @@ export class ProcessManager {
     this.#locks = deps.locks;
     this.#files = deps.files;
     this.#agentEnv = new AgentEnv(deps.world.agentConfigPath);
+    const { limits, problems } = readLimits(join(deps.world.configDir, "limits.yaml"));
+    this.#limits = limits;
+    for (const p of problems) this.#journal.event(null, null, `warning: ${p}`);
+  }
+
+  /** The limits in force (PROTOCOL 3.10). */
+  get limits(): Readonly<Limits> {
+    return this.#limits;
+  }
+
+  /** Live processes, with the starts under way. */
+  get live(): number {
+    return this.#live;
   }
 
   /** Registers a plugin the host implements; its name then needs no `plugin.wasm`. */
@@ -125,8 +163,10 @@ export class ProcessManager {
         `there is no plugin "${request.plugin}": ${problem}`,
       );
     }
+    // reserved before anything awaits: a burst of calls in one turn meets the limits too
+    const slot = this.#reserve(request);
     const native = this.#native.get(request.plugin);
-    if (native && !request.component) return this.#startNative(request, native);
+    if (native && !request.component) return this.#startNative(request, native, slot);
     let component = request.component;
     let failure: unknown;
     if (!component) {
@@ -134,6 +174,7 @@ export class ProcessManager {
         component = await this.#versions.current(request.plugin);
       } catch (e) {
         if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) {
+          this.#release(slot);
           throw new RpcError(
             ErrorCode.NoSuchPlugin,
             `there is no plugin "${request.plugin}" (no plugins/${request.plugin}/plugin.wasm in the world)`,
@@ -144,8 +185,10 @@ export class ProcessManager {
     }
     const pid = `${request.plugin}-${uuidv7()}`;
     this.#journal.track(pid);
-    if (!component) return this.#failedStart(pid, request, failure);
+    if (!component) return this.#failedStart(pid, request, failure, slot);
     const process = new Process({
+      tree: slot.tree,
+      depth: slot.depth,
       pid,
       plugin: request.plugin,
       version: component.hash,
@@ -155,7 +198,7 @@ export class ProcessManager {
       origin: request.origin,
       write: (m) => this.#pool.write(pid, encoder.encode(JSON.stringify(m) + "\n")),
     });
-    this.#register(process, request);
+    this.#register(process, request, slot);
     const parent = request.parent?.name ?? "core";
     const env: [string, string][] = [
       ["SAUSAGE_PID", pid],
@@ -224,6 +267,7 @@ export class ProcessManager {
    */
   async shutdown(): Promise<void> {
     this.#accepting = false;
+    this.#journalRefusals(true);
     const all = this.list();
     await Promise.all(all.map((p) => this.stop(p, "the host is shutting down")));
   }
@@ -231,11 +275,95 @@ export class ProcessManager {
   /** Kills everything now (the second Ctrl-C). */
   async killAll(why: string): Promise<void> {
     this.#accepting = false;
+    this.#journalRefusals(true);
     await Promise.all(this.list().map((p) => this.kill(p, why)));
   }
 
+  /**
+   * Counts a start against the limits (PROTOCOL 3.10), or throws the
+   * {@linkcode LimitError} of the first limit it would pass.
+   */
+  #reserve(request: StartRequest): Slot {
+    const caller = request.caller ?? request.parent;
+    const from = caller instanceof Process ? caller : null;
+    const depth = from ? from.depth + 1 : 1;
+    const tree = request.parent instanceof Process ? request.parent.tree : { size: 0 };
+    const sender = request.origin === null ? caller : null;
+    const limits = this.#limits;
+    const what = () =>
+      `${request.origin ? "the call" : "the notification"} ${request.plugin}.${request.method}`;
+    if (depth > limits.call_depth) throw this.#refuse("call_depth", caller, what());
+    if (tree.size >= limits.processes_per_tree) {
+      throw this.#refuse("processes_per_tree", caller, what());
+    }
+    if (this.#live >= limits.processes) throw this.#refuse("processes", caller, what());
+    if (sender) {
+      const n = this.#notifying.get(sender) ?? 0;
+      if (n >= limits.notifications_per_sender) {
+        throw this.#refuse("notifications_per_sender", caller, what());
+      }
+      this.#notifying.set(sender, n + 1);
+    }
+    this.#live++;
+    tree.size++;
+    return { tree, depth, sender };
+  }
+
+  /** Gives back what {@linkcode ProcessManager.#reserve} counted. */
+  #release(slot: Slot): void {
+    this.#live--;
+    slot.tree.size--;
+    if (slot.sender) {
+      const n = (this.#notifying.get(slot.sender) ?? 1) - 1;
+      if (n > 0) this.#notifying.set(slot.sender, n);
+      else this.#notifying.delete(slot.sender);
+    }
+    if (this.#unjournaledRefusals) this.#journalRefusals(false);
+  }
+
+  /** The error of a refused start, journaled at most once a second per limit. */
+  #refuse(limit: keyof Limits, caller: Peer | null, what: string): LimitError {
+    const error = new LimitError(limit, this.#limits[limit], what);
+    const now = performance.now();
+    const note = this.#limitNotes.get(limit);
+    if (note && now - note.at < LIMIT_NOTE_INTERVAL_MS) {
+      note.more++;
+      this.#unjournaledRefusals = true;
+      return error;
+    }
+    const more = note?.more ? ` (${note.more} more refused at this limit since the last note)` : "";
+    this.#limitNotes.set(limit, { at: now, more: 0 });
+    const text = `limit: ${error.message}${more}`;
+    if (caller instanceof Process) this.#journal.event(caller.pid, caller.plugin, text);
+    else this.#journal.event(null, null, `${caller?.name ?? "core"}: ${text}`);
+    return error;
+  }
+
+  /** Journals the counts of refusals not journaled yet (older than the interval, or all). */
+  #journalRefusals(all: boolean): void {
+    const now = performance.now();
+    let left = false;
+    for (const [limit, note] of this.#limitNotes) {
+      if (note.more === 0) continue;
+      if (!all && now - note.at < LIMIT_NOTE_INTERVAL_MS) {
+        left = true;
+        continue;
+      }
+      this.#journal.event(
+        null,
+        null,
+        `limit: ${note.more} more starts were refused at the limit ${limit} (${
+          this.#limits[limit]
+        })`,
+      );
+      this.#limitNotes.set(limit, { at: now, more: 0 });
+    }
+    this.#unjournaledRefusals = left;
+  }
+
   /** Enters a new process in the table, `/proc`, its parent's children and the journal. */
-  #register(process: Process, request: StartRequest): void {
+  #register(process: Process, request: StartRequest, slot: Slot): void {
+    if (slot.sender) this.#notifiedBy.set(process, slot.sender);
     this.#processes.set(process.pid, process);
     this.#files.add(process);
     if (request.parent instanceof Process) request.parent.children.add(process);
@@ -247,7 +375,7 @@ export class ProcessManager {
   }
 
   /** A call to a plugin the host implements: no worker, the same process face. */
-  #startNative(request: StartRequest, native: NativePlugin): Process {
+  #startNative(request: StartRequest, native: NativePlugin, slot: Slot): Process {
     const pid = `${request.plugin}-${uuidv7()}`;
     this.#journal.track(pid);
     const abort = new AbortController();
@@ -260,9 +388,11 @@ export class ProcessManager {
       parent: request.parent,
       origin: request.origin,
       write: () => {}, // a native process makes no calls, so nothing answers it
+      tree: slot.tree,
+      depth: slot.depth,
     });
     this.#aborts.set(pid, abort);
-    this.#register(process, request);
+    this.#register(process, request, slot);
     const method = Object.hasOwn(native.methods, request.method)
       ? native.methods[request.method]
       : undefined;
@@ -316,7 +446,7 @@ export class ProcessManager {
     return process;
   }
 
-  #failedStart(pid: string, request: StartRequest, e: unknown): Process {
+  #failedStart(pid: string, request: StartRequest, e: unknown, slot: Slot): Process {
     const detail = e instanceof Error ? e.message : String(e);
     const process = new Process({
       pid,
@@ -327,7 +457,10 @@ export class ProcessManager {
       parent: request.parent,
       origin: request.origin,
       write: () => {},
+      tree: slot.tree,
+      depth: slot.depth,
     });
+    if (slot.sender) this.#notifiedBy.set(process, slot.sender);
     this.#journal.event(
       pid,
       request.plugin,
@@ -386,6 +519,9 @@ export class ProcessManager {
     this.#files.remove(process.pid);
     this.#journal.untrack(process.pid);
     process.end(end);
+    const sender = this.#notifiedBy.get(process) ?? null;
+    if (sender) this.#notifiedBy.delete(process);
+    this.#release({ tree: process.tree, depth: process.depth, sender });
     if (process.origin && !process.answered) {
       process.answered = true;
       process.origin.peer.deliver(error(process.origin.id, processEndedError(process, end)));

@@ -24,11 +24,14 @@ import {
   notification,
   type Response,
   RpcError,
+  tooDeep,
 } from "./jsonrpc.ts";
 import type { Journal } from "./journal.ts";
+import { LimitError } from "./limits.ts";
 import { CORE, splitMethod } from "./names.ts";
 import { type Peer, Process } from "./process.ts";
 import type { ProcessManager } from "./processes.ts";
+import { valueTooDeep } from "../runtime/json_depth.ts";
 
 /** Routes messages between peers, processes and the core. */
 export class Router {
@@ -51,7 +54,10 @@ export class Router {
 
   /** Handles one message from `peer`. */
   receive(peer: Peer, message: unknown): void {
-    const c = classify(message);
+    // a process's lines were measured in its worker; other peers hand over values
+    const c = !(peer instanceof Process) && valueTooDeep(message)
+      ? tooDeep(message)
+      : classify(message);
     switch (c.kind) {
       case "invalid":
         this.#invalid(peer, c);
@@ -98,6 +104,7 @@ export class Router {
       method: split.method,
       params,
       parent: options.detach ? null : caller,
+      caller,
       origin: id === undefined ? null : { peer: caller, id },
     });
     if (caller instanceof Process && id !== undefined) {
@@ -163,6 +170,7 @@ export class Router {
 
   #notification(peer: Peer, method: string, params: Record<string, unknown>): void {
     this.call(peer, undefined, method, params).catch((e) => {
+      if (e instanceof LimitError) return; // the process table journaled it, rate-limited
       const text = `the notification ${method} failed: ${toRpcError(e).message}`;
       if (peer instanceof Process) this.#journal.event(peer.pid, peer.plugin, text);
       else this.#journal.event(null, null, `${peer.name}: ${text}`);

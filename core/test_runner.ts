@@ -240,7 +240,7 @@ class TestRun {
       case "core.log":
         try {
           // a test sees only its own entries: its journal is its own, like its world
-          return reply({ result: { entries: this.journal.query({ ...(p as object), pid }) } });
+          return reply({ result: this.journal.search({ ...(p as object), pid }) });
         } catch (e) {
           return fail(new RpcError(ErrorCode.InvalidParams, `core.log: ${(e as Error).message}`));
         }

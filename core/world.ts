@@ -272,9 +272,15 @@ export interface HostInfo {
  */
 export class HostLock {
   readonly #file: Deno.FsFile;
+  /**
+   * The run before this one when it did not stop cleanly (killed or crashed):
+   * its holder's info, which only a clean release clears; else `null`.
+   */
+  readonly uncleanStop: HostInfo | null;
 
-  private constructor(file: Deno.FsFile) {
+  private constructor(file: Deno.FsFile, uncleanStop: HostInfo | null) {
     this.#file = file;
+    this.uncleanStop = uncleanStop;
   }
 
   /** Takes the lock, or throws a {@linkcode WorldError} that names the holder. */
@@ -297,6 +303,16 @@ export class HostLock {
           "Stop that host first, or use `sausage call` against a world that no host runs.",
       );
     }
+    // a clean release empties the file: what is left was written by a run that never released it
+    let uncleanStop: HostInfo | null = null;
+    const left = (await Deno.readTextFile(path)).trim();
+    if (left !== "") {
+      try {
+        uncleanStop = JSON.parse(left) as HostInfo;
+      } catch {
+        uncleanStop = { pid: 0, hostname: "?", started: "?", command: "?" };
+      }
+    }
     const info: HostInfo = {
       pid: Deno.pid,
       hostname: Deno.hostname(),
@@ -305,12 +321,17 @@ export class HostLock {
     };
     await file.truncate(0);
     await file.write(new TextEncoder().encode(JSON.stringify(info) + "\n"));
-    return new HostLock(file);
+    return new HostLock(file, uncleanStop);
   }
 
-  /** Releases the lock. */
+  /** Releases the lock, and marks the run as stopped cleanly. */
   release(): void {
     try {
+      try {
+        this.#file.truncateSync(0);
+      } catch {
+        // the next start then says the stop was unclean, which errs on the safe side
+      }
       this.#file.unlockSync();
     } finally {
       this.#file.close();

@@ -19,6 +19,7 @@ import {
   STREAM_CLOSED,
 } from "./wasi/io.ts";
 import { LOG_LINES_PER_SECOND, MAX_LOG_LINE_BYTES, MAX_MESSAGE_BYTES } from "./messages.ts";
+import { jsonTextTooDeep } from "./json_depth.ts";
 
 /** Stdin of a process: chunks from the host, then EOF. */
 export class StdinSource implements ByteSource {
@@ -145,6 +146,8 @@ export function parseMessageLine(line: Uint8Array): { message: unknown } | null 
   if (trimmed === "") return null;
   const first = trimmed[0];
   if (first !== "{" && first !== "[") return null;
+  // JSON.parse copes, but cloning or formatting a deep value overflows the stack
+  if (jsonTextTooDeep(trimmed)) return null;
   let value: unknown;
   try {
     value = JSON.parse(trimmed);

@@ -21,7 +21,9 @@ interface missing { hello: func() -> string; }
 interface other { ping: func(); }
 world with-missing-import { import missing; export wasi:cli/run@0.2.6; }
 world without-run { export other; }
-package wasi:cli@0.2.6 { interface run { run: func() -> result; } }`;
+world with-future-version { import wasi:cli/environment@9.2.6; export wasi:cli/run@0.2.6; }
+package wasi:cli@0.2.6 { interface run { run: func() -> result; } }
+package wasi:cli@9.2.6 { interface environment { get-arguments: func() -> list<string>; } }`;
   const core = await componentEmbed({ dummy: true, witSource: wit, world });
   return await componentNew(core, []);
 }
@@ -103,6 +105,14 @@ Deno.test("a component that imports an interface Sausage does not provide is ref
   const detail = failure(await w.request("needy.hello", {})).detail;
   assert.match(detail, /imports test:bad\/missing/);
   assert.match(detail, /which Sausage does not provide/);
+});
+
+Deno.test("a component that imports a version of a WASI interface Sausage does not provide is refused, naming it and the versions provided", async () => {
+  await using w = await startWorld();
+  await putPlugin(w, "future", await dummyComponent("with-future-version"));
+  const detail = failure(await w.request("future.hello", {})).detail;
+  assert.match(detail, /imports wasi:cli\/environment@9\.2\.6, a version Sausage does not provide/);
+  assert.match(detail, /versions 0\.2\.x/);
 });
 
 Deno.test("a component that is not a wasi:cli/command is refused", async () => {

@@ -211,6 +211,67 @@ Deno.test("--headless ends on SIGINT with exit 0: the services are stopped and t
   assert.equal(after.code, 0, after.stderr);
 });
 
+Deno.test("after a SIGKILL of the host, the next start journals and says that the previous run did not stop cleanly", async () => {
+  const root = await world();
+  const run = spawn(["--headless", root, ...cache]);
+  await stderrUntil(run, "headless");
+  run.child.kill("SIGKILL");
+  await run.child.status;
+  await run.child.stdout.cancel();
+  await run.child.stderr.cancel().catch(() => {});
+  const params = JSON.stringify({ grep: "did not stop cleanly" });
+  const next = await sausage(["call", root, "core.log", params, ...cache]);
+  assert.equal(next.code, 0, next.stderr);
+  assert.match(
+    next.stderr,
+    new RegExp(`previous run \\(pid ${run.child.pid},.*did not stop cleanly`),
+  );
+  assert.equal((JSON.parse(next.stdout) as { entries: unknown[] }).entries.length, 1, next.stdout);
+  // that start stopped cleanly: the one after it says nothing
+  const again = await sausage(["call", root, "core.log", params, ...cache]);
+  assert.equal(again.code, 0, again.stderr);
+  assert.doesNotMatch(again.stderr, /did not stop cleanly/);
+  assert.equal(
+    (JSON.parse(again.stdout) as { entries: unknown[] }).entries.length,
+    1,
+    again.stdout,
+  );
+});
+
+Deno.test("sausage call --params-file takes 1 MiB of params from a file or from stdin (-); a missing file or bad JSON is exit 2", async () => {
+  const root = await world();
+  const params = JSON.stringify({ text: "x".repeat(1024 * 1024) });
+  const file = join(root, "params.json");
+  await Deno.writeTextFile(file, params);
+  const fromFile = await sausage(["call", root, "probe.echo", "--params-file", file, ...cache]);
+  assert.equal(fromFile.code, 0, fromFile.stderr);
+  assert.deepEqual(JSON.parse(fromFile.stdout), JSON.parse(params));
+  const fromStdin = await sausage(
+    ["call", root, "probe.echo", "--params-file", "-", ...cache],
+    params,
+  );
+  assert.equal(fromStdin.code, 0, fromStdin.stderr);
+  assert.deepEqual(JSON.parse(fromStdin.stdout), JSON.parse(params));
+
+  const missing = await sausage([
+    "call",
+    root,
+    "probe.echo",
+    "--params-file",
+    file + ".no",
+    ...cache,
+  ]);
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /--params-file: cannot read .*params\.json\.no/);
+  await Deno.writeTextFile(file, "{not json");
+  const bad = await sausage(["call", root, "probe.echo", "--params-file", file, ...cache]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /the params in .*params\.json is not JSON/);
+  const both = await sausage(["call", root, "probe.echo", "{}", "--params-file", file, ...cache]);
+  assert.equal(both.code, 2);
+  assert.match(both.stderr, /not both/);
+});
+
 Deno.test("sausage call core.log: since and until as milliseconds and as an entry id", async () => {
   const root = await world();
   const t0 = Date.now();

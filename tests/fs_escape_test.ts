@@ -648,3 +648,26 @@ Deno.test("a listing of 3000 files in /run answers (more than the channel's 64 K
   const [listing] = await ops(w, [{ op: "list", path: "/run" }]);
   assert.equal((listing as { ok: string[] }).ok.length, 3000);
 });
+
+// ---------------------------------------------------------------- hard links across areas
+
+Deno.test("a hard link across areas fails with cross-device (EXDEV), in both directions", async () => {
+  await using w = await fsprobeWorld();
+  const [, , , ...links] = await ops(w, [
+    { op: "write", path: "/state/in-world", text: "w" },
+    { op: "write", path: "/run/in-run", text: "r" },
+    { op: "write", path: "/self/in-self", text: "s" },
+    { op: "link", path: "/state/in-world", to: "/run/from-world" },
+    { op: "link", path: "/state/in-world", to: "/self/from-world" },
+    { op: "link", path: "/run/in-run", to: "/state/from-run" },
+    { op: "link", path: "/self/in-self", to: "/run/from-self" },
+    { op: "link", path: "/proc/core/info.json", to: "/state/from-proc" },
+    { op: "link", path: "/run/in-run", to: "/run/same-area" },
+  ]);
+  for (
+    const [i, what] of ["world→run", "world→self", "run→world", "self→run", "proc→world"].entries()
+  ) {
+    assertErr(links[i], "EXDEV", what, "cross-device");
+  }
+  assert.ok(ok(links[5]), show(links[5]));
+});

@@ -11,7 +11,12 @@
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { PROVIDED_INTERFACES } from "../../runtime/wasi/provided.ts";
-import { ComponentError, type TranspiledComponent, TRANSPILER_FINGERPRINT } from "./format.ts";
+import {
+  ComponentError,
+  componentImportNames,
+  type TranspiledComponent,
+  TRANSPILER_FINGERPRINT,
+} from "./format.ts";
 import { Transpiler } from "./transpiler.ts";
 
 /** The cache folder: `override`, else `$XDG_CACHE_HOME/sausage`, else `~/.cache/sausage`. */
@@ -58,13 +63,37 @@ export async function sha256Hex(bytes: Uint8Array): Promise<string> {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** Checks that every interface a component imports is one Sausage provides. */
+/**
+ * The versions of the WASI interfaces Sausage provides: any 0.2 release (the
+ * component model treats 0.2.x as compatible; 0.3 and others are not).
+ */
+const PROVIDED_VERSION = /^0\.2\.\d+$/;
+
+/**
+ * Checks that every interface a component imports is one Sausage provides,
+ * in a version it provides.
+ *
+ * @example
+ * ```ts
+ * checkImports(["wasi:cli/environment@0.2.6"], "plugins/notes/plugin.wasm"); // passes
+ * checkImports(["wasi:cli/environment@9.2.6"], "plugins/notes/plugin.wasm"); // throws
+ * ```
+ */
 export function checkImports(imports: string[], name: string): void {
   const missing = imports.filter((i) => !PROVIDED_INTERFACES.has(i.replace(/@.*$/, "")));
   if (missing.length > 0) {
     throw new ComponentError(
       `${name} imports ${missing.join(", ")}, which Sausage does not provide. ` +
         `A plugin may import: ${[...PROVIDED_INTERFACES].sort().join(", ")}.`,
+    );
+  }
+  // the glue binds an import by its name alone, so a version Sausage does not implement would run
+  const wrong = imports.filter((i) => i.includes("@") && !PROVIDED_VERSION.test(i.split("@")[1]));
+  if (wrong.length > 0) {
+    throw new ComponentError(
+      `${name} imports ${wrong.join(", ")}, a version Sausage does not provide: ` +
+        `it provides the WASI 0.2 interfaces, versions 0.2.x (such as ` +
+        `${wrong[0].replace(/@.*$/, "")}@0.2.6).`,
     );
   }
 }
@@ -124,7 +153,8 @@ export class ComponentCache {
       }
       component = transpiled;
     }
-    checkImports(component.imports, name);
+    // the binary's names carry the versions, which jco's list drops
+    checkImports(componentImportNames(bytes) ?? component.imports, name);
     const modules: Record<string, WebAssembly.Module> = {};
     for (const [file, content] of Object.entries(component.modules)) {
       modules[file] = await WebAssembly.compile(content as Uint8Array<ArrayBuffer>);

@@ -75,3 +75,64 @@ export function checkComponentHeader(bytes: Uint8Array, what: string): void {
   }
   if (layer !== 1) throw new ComponentError(`${what} has an unknown WebAssembly layer ${layer}`);
 }
+
+/**
+ * The names of a component's own imports as its binary spells them, versions
+ * included (`wasi:cli/environment@0.2.6`), or `null` when the bytes cannot be
+ * read that far (the transpiler then reports what is wrong). jco's list drops
+ * the versions, so this is where a version Sausage does not implement shows.
+ *
+ * @example
+ * ```ts
+ * const bytes = Deno.readFileSync("plugins/notes/plugin.wasm");
+ * componentImportNames(bytes); // ["wasi:cli/environment@0.2.6", …]
+ * ```
+ */
+export function componentImportNames(bytes: Uint8Array): string[] | null {
+  let at = 8;
+  const byte = (): number => {
+    if (at >= bytes.length) throw new RangeError("past the end");
+    return bytes[at++];
+  };
+  const leb = (): number => {
+    let value = 0;
+    for (let shift = 0; shift < 35; shift += 7) {
+      const b = byte();
+      value += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) return value;
+    }
+    throw new RangeError("a number too long");
+  };
+  const text = (): string => {
+    const length = leb();
+    if (at + length > bytes.length) throw new RangeError("past the end");
+    at += length;
+    return new TextDecoder().decode(bytes.subarray(at - length, at));
+  };
+  const names: string[] = [];
+  try {
+    while (at < bytes.length) {
+      const id = byte();
+      const size = leb();
+      const end = at + size;
+      if (id === 10) {
+        // the import section: vec(importname' externdesc)
+        for (let n = leb(); n > 0; n--) {
+          const form = byte();
+          names.push(text());
+          if (form === 0x01) text(); // a version suffix
+          else if (form !== 0x00) return null;
+          const sort = byte();
+          if (sort === 0x00) byte(); // a core sort (module): its type index follows
+          if (sort === 0x02 || sort === 0x03) {
+            if (byte() === 0x00 || sort === 0x02) leb(); // a bound with an index or a value type
+          } else leb();
+        }
+      }
+      at = end;
+    }
+  } catch {
+    return null;
+  }
+  return names;
+}

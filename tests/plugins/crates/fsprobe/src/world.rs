@@ -1187,7 +1187,7 @@ fn fill_raw(params: &Value) -> Value {
 
 /// Runs `ops` in order, each `{"op", "path", ...}`, and reports each outcome.
 /// Ops: `symlink` (`target`), `write` (`text`), `read`, `stat`, `lstat`, `list`,
-/// `mkdir`, `remove`, `rmdir`, `rename` (`to`), `read_link`.
+/// `mkdir`, `remove`, `rmdir`, `rename` (`to`), `link` (`to`, a hard link), `read_link`.
 fn ops(params: &Value) -> Value {
     let mut results = Vec::new();
     for op in params["ops"].as_array().cloned().unwrap_or_default() {
@@ -1216,6 +1216,8 @@ fn ops(params: &Value) -> Value {
             "remove" => outcome(fs::remove_file(&path), unit),
             "rmdir" => outcome(fs::remove_dir(&path), unit),
             "rename" => outcome(fs::rename(&path, str_param(&op, "to", "")), unit),
+            // wasi-libc's `link`: std's `hard_link` passes the new path as both paths on this target
+            "link" => outcome(crate::hard_link(&path, str_param(&op, "to", "")), unit),
             "read_link" => outcome(fs::read_link(&path), |t| json!(t.to_string_lossy())),
             other => json!({"err": {"message": format!("no op {other}")}}),
         };

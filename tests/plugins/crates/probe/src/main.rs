@@ -209,6 +209,36 @@ fn main() {
             }
             reply(&id, Value::Object(responses));
         }
+        // Calls itself `fan` times at once, `depth` levels deep; answers how many leaves
+        // answered, how many calls failed, and the first error.
+        "tree" => {
+            let (fan, depth) = (params["fan"].as_u64().unwrap_or(2), params["depth"].as_u64().unwrap_or(0));
+            let mut out = json!({"leaves": if depth == 0 { 1 } else { 0 }, "failed": 0, "error": null});
+            for i in 1..=if depth == 0 { 0 } else { fan } {
+                send(&json!({"jsonrpc": "2.0", "id": i, "method": "probe.tree",
+                    "params": {"fan": fan, "depth": depth - 1}}));
+            }
+            for _ in 1..=if depth == 0 { 0 } else { fan } {
+                let Some(msg) = next_message(&mut lines) else { break };
+                let (leaves, failed, error) = match msg.get("error") {
+                    Some(e) => (0, 1, e.clone()),
+                    None => (msg["result"]["leaves"].as_u64().unwrap_or(0),
+                        msg["result"]["failed"].as_u64().unwrap_or(0), msg["result"]["error"].clone()),
+                };
+                out["leaves"] = json!(out["leaves"].as_u64().unwrap() + leaves);
+                out["failed"] = json!(out["failed"].as_u64().unwrap() + failed);
+                if out["error"].is_null() { out["error"] = error; }
+            }
+            reply(&id, out);
+        }
+        // Sends `count` notifications `method` with `params` without waiting, then answers.
+        "notify_flood" => {
+            let target = params["method"].as_str().unwrap_or("probe.echo").to_string();
+            for _ in 0..params["count"].as_u64().unwrap_or(1) {
+                send(&json!({"jsonrpc": "2.0", "method": target, "params": params["params"]}));
+            }
+            reply(&id, json!("sent"));
+        }
         // Sends a notification to `method`, then answers.
         "notify_plugin" => {
             let target = params["method"].as_str().unwrap_or("").to_string();
