@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { main } from "./core/cli.ts";
+import { main } from "./cli/cli.ts";
 
 if (import.meta.main) {
   Deno.exit(await main(Deno.args));

@@ -35,12 +35,14 @@ import { vfs } from "./host/vfs.ts";
 import { interfaces } from "./interfaces_section.ts";
 import { builds } from "./host/builds.ts";
 import { agent } from "./host/agent.ts";
+import { control } from "./host/control.ts";
 import type { Section } from "./section.ts";
 
 /** Every section, in the order they run. Add new sections here. */
 export const SECTIONS: Section[] = [
   latency,
   throughput,
+  control,
   ready,
   memory,
   vfs,

@@ -15,6 +15,8 @@ export interface RequestOptions {
   onNotify?: (name: string, params: unknown) => void;
   /** Gives up after this many milliseconds (the call goes on; its answer is dropped). */
   timeoutMs?: number;
+  /** Told the ID the request goes out with (the `origin` of the process it starts). */
+  onId?: (id: Id) => void;
 }
 
 /** Raised when a request got no answer in time. */
@@ -52,6 +54,7 @@ export class Client implements Peer {
     const key = idKey(id);
     const { promise, resolve, reject } = Promise.withResolvers<Response>();
     this.#pending.set(key, { resolve, onNotify: options.onNotify });
+    options.onId?.(id);
     let timer: ReturnType<typeof setTimeout> | undefined;
     if (options.timeoutMs !== undefined) {
       timer = setTimeout(() => {

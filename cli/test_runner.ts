@@ -18,13 +18,13 @@
  */
 import { basename, join, resolve } from "node:path";
 import { uuidv7 } from "uuidv7";
-import { ComponentCache, type LoadedComponent } from "./components/cache.ts";
-import { CoreFiles } from "./files.ts";
-import { Journal } from "./journal.ts";
-import { classify, ErrorCode, type Id, RpcError } from "./jsonrpc.ts";
-import { LockTable } from "./locks.ts";
-import { WorkerPool } from "./pool.ts";
-import { Process } from "./process.ts";
+import { ComponentCache, type LoadedComponent } from "../core/components/cache.ts";
+import { CoreFiles } from "../core/files.ts";
+import { Journal } from "../core/journal.ts";
+import { classify, ErrorCode, type Id, RpcError } from "../core/jsonrpc.ts";
+import { LockTable } from "../core/locks.ts";
+import { WorkerPool } from "../core/pool.ts";
+import { Process } from "../core/process.ts";
 import { parseMessageLine } from "../runtime/stdio.ts";
 import type { ExitReport } from "../runtime/messages.ts";
 import { type FileSystem, FileSystemServer } from "../vfs/mod.ts";

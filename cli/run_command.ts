@@ -6,8 +6,8 @@
  * @module
  */
 import { basename, resolve } from "node:path";
-import { ComponentCache } from "./components/cache.ts";
-import { WorkerPool } from "./pool.ts";
+import { ComponentCache } from "../core/components/cache.ts";
+import { WorkerPool } from "../core/pool.ts";
 import type { DirectoryMount } from "../runtime/messages.ts";
 
 /** Options of `sausage run`. */

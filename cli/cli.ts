@@ -6,7 +6,9 @@
  * sausage --headless WORLD             no console; until SIGTERM/SIGINT (0) or core.exit (75)
  * sausage init [WORLD]                 create a world, never overwriting a file
  * sausage call WORLD METHOD [PARAMS]   one call; the result or the error object as JSON
- *                                      (--params-file FILE, or - for stdin, in place of PARAMS)
+ *                                      (--params-file FILE, or - for stdin, in place of PARAMS);
+ *                                      through the control endpoint when a host runs WORLD
+ * sausage ps|log|stop|kill WORLD ...   the processes and journal of the host that runs WORLD
  * sausage run [--dir H::G] [--env N=V] FILE.wasm [ARGS]   any wasi:cli/command component
  * ```
  *
@@ -15,12 +17,16 @@
 import { Command, CommanderError, Option } from "commander";
 import { join, resolve } from "node:path";
 import pc from "picocolors";
-import { resolveCacheDir } from "./components/cache.ts";
-import { ComponentError } from "./components/format.ts";
-import { EXIT_CODE_CORE_EXIT, Host } from "./host.ts";
-import { TimeoutError } from "./client.ts";
+import { resolveCacheDir } from "../core/components/cache.ts";
+import { ComponentError } from "../core/components/format.ts";
+import { EXIT_CODE_CORE_EXIT, Host } from "../core/host.ts";
+import { TimeoutError } from "../core/client.ts";
+import { ControlEndpoint, removeStaleSocket } from "../core/control.ts";
+import { ControlClient, ControlError } from "../core/control_client.ts";
+import type { Response } from "../core/jsonrpc.ts";
+import { type Entry, Journal, type LogQuery, QueryError } from "../core/journal.ts";
 import { runComponent } from "./run_command.ts";
-import { initWorld, WorldError } from "./world.ts";
+import { initWorld, WorldError } from "../core/world.ts";
 
 /** Exit codes of `sausage` (also in the README). */
 export const ExitCode = {
@@ -111,12 +117,17 @@ async function headless(world: string, cacheDir: string | undefined): Promise<nu
   const signals = listenForStop();
   const host = await startHost(world, cacheDir);
   signals.onAgain(() => host.killAll());
-  console.error(`sausage: running ${host.world.root} (headless). Stop with SIGTERM or Ctrl-C.`);
+  const endpoint = await ControlEndpoint.listen(host);
+  console.error(
+    `sausage: running ${host.world.root} (headless). Stop with SIGTERM or Ctrl-C.` +
+      (endpoint ? `\nsausage: reach it with sausage call|ps|log|stop|kill ${host.world.root}` : ""),
+  );
   const code = await Promise.race([
     signals.stopped.then(() => ExitCode.Ok as number),
     host.exitRequested,
   ]);
   console.error(`sausage: stopping${code === ExitCode.CoreExit ? " (core.exit)" : ""}…`);
+  await endpoint?.close();
   await host.shutdown();
   return code;
 }
@@ -141,8 +152,10 @@ async function consoleMode(
     }
   }
   const host = await startHost(root, cacheDir);
+  const endpoint = await ControlEndpoint.listen(host);
   const { runConsole } = await import("../console/console.ts");
   const code = await runConsole(host);
+  await endpoint?.close();
   await host.shutdown();
   return code;
 }
@@ -191,7 +204,13 @@ async function callOnce(
   const deadline = timeoutMs === undefined ? undefined : performance.now() + timeoutMs;
   const within = <T>(promise: Promise<T>, what: string) =>
     beforeDeadline(promise, deadline, `${what} within ${options.timeout} s (--timeout)`);
+  const remote = await connect(world);
+  if (remote) {
+    return await callThrough(remote, method, params as Record<string, unknown>, within);
+  }
   const host = await startHost(world, options.cacheDir, { services: options.services });
+  // a one-shot host does not listen; the socket of a killed host goes now
+  await removeStaleSocket(host.world).catch(() => {});
   try {
     const client = host.client("console");
     try {
@@ -217,6 +236,193 @@ async function callOnce(
     }
   } finally {
     await host.shutdown();
+  }
+}
+
+/**
+ * The host that runs `world`, over its control endpoint; null when none
+ * listens. An endpoint that is not safe to use ends the command (exit 3).
+ */
+async function connect(world: string): Promise<ControlClient | null> {
+  try {
+    return await ControlClient.connect(resolve(world));
+  } catch (e) {
+    if (e instanceof ControlError) fail(e.message, ExitCode.World);
+    throw e;
+  }
+}
+
+/** The host that runs `world`, or the end of the command with a note that none does. */
+async function runningHost(world: string, what: string): Promise<ControlClient> {
+  const remote = await connect(world);
+  if (!remote) {
+    fail(
+      `no host runs ${world}, so ${what}. Start one with: sausage --headless ${world}`,
+      ExitCode.World,
+    );
+  }
+  return remote;
+}
+
+async function listProcesses(world: string, json: boolean): Promise<number> {
+  const remote = await connect(world);
+  if (!remote) {
+    if (json) console.log("[]");
+    else console.error(pc.dim(`sausage: no host runs ${world}: no processes`));
+    return ExitCode.Ok;
+  }
+  try {
+    const response = await remote.request("host/processes");
+    if (response.error || json) return printResponse(response);
+    const { formatProcesses, makeStyle } = await import("../console/format.ts");
+    const rows = (response.result as ProcessInfo[]).map((p) => ({
+      pid: p.pid,
+      plugin: p.plugin,
+      method: p.method,
+      state: p.state,
+      parent: p.detached ? null : p.parent,
+      startedAt: new Date(p.started),
+    }));
+    console.log(formatProcesses(rows, new Date(), makeStyle(colorsOn())));
+    return ExitCode.Ok;
+  } finally {
+    await remote.close();
+  }
+}
+
+/** What `info.json` and `host/processes` say of a process (PROTOCOL section 4). */
+interface ProcessInfo {
+  pid: string;
+  plugin: string;
+  method: string;
+  state: "running" | "stopping" | "ended";
+  parent: string;
+  detached: boolean;
+  started: string;
+}
+
+interface LogOptions {
+  lines: string;
+  plugin?: string;
+  pid?: string;
+  grep?: string;
+  json?: boolean;
+}
+
+async function printLog(world: string, opts: LogOptions): Promise<number> {
+  const limit = Number(opts.lines);
+  if (!Number.isInteger(limit) || limit < 1) fail("-n takes a positive integer", ExitCode.Usage);
+  const query: Record<string, unknown> = { limit };
+  if (opts.plugin !== undefined) query.plugin = opts.plugin;
+  if (opts.pid !== undefined) query.pid = opts.pid;
+  if (opts.grep !== undefined) query.grep = opts.grep;
+  let answer: { entries: Entry[]; cut?: unknown };
+  const remote = await connect(world);
+  if (remote) {
+    try {
+      const response = await remote.request("core.log", query);
+      if (response.error) fail(response.error.message);
+      answer = response.result as typeof answer;
+    } finally {
+      await remote.close();
+    }
+  } else {
+    // no host: the journal file itself (SQLite lets a host start meanwhile)
+    const path = join(resolve(world), "state", "core", "journal.sqlite");
+    try {
+      await Deno.stat(path);
+    } catch {
+      fail(`${world} has no journal (${path}): is it a world?`, ExitCode.World);
+    }
+    const journal = new Journal(path);
+    try {
+      answer = journal.search(query as LogQuery);
+    } catch (e) {
+      fail((e as Error).message, e instanceof QueryError ? ExitCode.Usage : ExitCode.Error);
+    } finally {
+      journal.close();
+    }
+  }
+  if (opts.json) {
+    console.log(JSON.stringify(answer.entries, null, 2));
+    return ExitCode.Ok;
+  }
+  const { formatLog, makeStyle } = await import("../console/format.ts");
+  console.log(formatLog(answer.entries, { style: makeStyle(colorsOn()) }));
+  if (answer.cut !== undefined) {
+    console.error(pc.dim("sausage: older entries were left out (the answer was bounded)"));
+  }
+  return ExitCode.Ok;
+}
+
+async function signalProcess(world: string, kind: "stop" | "kill", pid: string): Promise<number> {
+  const remote = await runningHost(world, `no process runs to ${kind}`);
+  try {
+    const listed = await remote.request("host/processes");
+    const pids = ((listed.result ?? []) as ProcessInfo[]).map((p) => p.pid);
+    const { resolvePid } = await import("../console/parse.ts");
+    const match = resolvePid(pid, pids);
+    if ("ambiguous" in match) {
+      fail(
+        `"${pid}" is the start of ${match.ambiguous.length} process IDs: ${
+          match.ambiguous.join(", ")
+        }`,
+        ExitCode.Usage,
+      );
+    }
+    const response = await remote.request(`core.${kind}`, { pid: match.pid });
+    if (response.error) return printResponse(response);
+    console.error(`sausage: ${kind === "stop" ? "stopped" : "killed"} ${match.pid}`);
+    return ExitCode.Ok;
+  } finally {
+    await remote.close();
+  }
+}
+
+/** Colours on stdout: a terminal, and no `NO_COLOR`. */
+function colorsOn(): boolean {
+  return pc.isColorSupported && Deno.stdout.isTerminal();
+}
+
+/** Prints a response as `sausage call` does: the result (exit 0) or the error object (exit 1). */
+function printResponse(response: Response): number {
+  if (response.error) {
+    console.log(JSON.stringify(response.error, null, 2));
+    return ExitCode.Error;
+  }
+  console.log(JSON.stringify(response.result, null, 2));
+  return ExitCode.Ok;
+}
+
+/**
+ * One call through the control endpoint of a running host. Ctrl-C or
+ * `--timeout` stop the call's process; the host and its other callers go on.
+ */
+async function callThrough(
+  remote: ControlClient,
+  method: string,
+  params: Record<string, unknown>,
+  within: <T>(promise: Promise<T>, what: string) => Promise<T>,
+): Promise<number> {
+  let id: unknown;
+  const interrupted = Promise.withResolvers<number>();
+  const onSignal = () => interrupted.resolve(130);
+  Deno.addSignalListener("SIGINT", onSignal);
+  try {
+    const call = remote.request(method, params, {
+      onId: (sent) => id = sent,
+      onNotify: (name, p) => console.error(pc.dim(`${name} ${JSON.stringify(p)}`)),
+    });
+    const answered = within(call, `${method}: no answer`).then(printResponse);
+    return await Promise.race([answered, interrupted.promise]);
+  } catch (e) {
+    if (!(e instanceof TimeoutError)) throw e;
+    console.log(JSON.stringify({ code: -32000, message: e.message }, null, 2));
+    if (id !== undefined) await remote.cancel(id as number);
+    return ExitCode.Error;
+  } finally {
+    Deno.removeSignalListener("SIGINT", onSignal);
+    await remote.close(); // the host stops what is still running of this call
   }
 }
 
@@ -268,7 +474,9 @@ ends on SIGINT or SIGTERM. \`sausage run\` exits with the component's status
 (134 when it trapped); \`sausage test\` with libtest's (101 when a test failed).
 NO_COLOR=1 turns colours off.
 Limits (live processes, per call tree, call depth, notifications in flight)
-are raised in WORLD/config/limits.yaml, read at start (PROTOCOL 3.10).`,
+are raised in WORLD/config/limits.yaml, read at start (PROTOCOL 3.10).
+A console or headless host listens on WORLD/state/core/control/socket:
+call, ps, log, stop and kill reach it there (PROTOCOL section 12).`,
     )
     .action(async (world: string | undefined, opts: { headless?: boolean; cacheDir?: string }) => {
       if (opts.headless) {
@@ -315,6 +523,42 @@ are raised in WORLD/config/limits.yaml, read at start (PROTOCOL 3.10).`,
     .action(async (world: string, method: string, params: string | undefined, opts, command) => {
       done(await callOnce(world, method, params, { ...opts, cacheDir: cacheDirOf(command) }));
     });
+
+  program.command("ps")
+    .description("list the processes of the host that runs WORLD (none when no host runs it)")
+    .argument("<world>", "the world folder")
+    .option("--json", "print the processes' info.json objects as a JSON array")
+    .action(async (world: string, opts: { json?: boolean }) => {
+      done(await listProcesses(world, opts.json ?? false));
+    });
+
+  program.command("log")
+    .description(
+      "print the journal of WORLD, from its host when one runs it, else from the file",
+    )
+    .argument("<world>", "the world folder")
+    .option("-n, --lines <n>", "the most recent N entries", "20")
+    .option("--plugin <name>", "only the entries of this plugin")
+    .option("--pid <pid>", "only the entries of this process")
+    .option("--grep <regex>", "only lines that match (RE2 syntax, linear time)")
+    .option("--json", "print the entries as a JSON array")
+    .action(async (world: string, opts: LogOptions) => {
+      done(await printLog(world, opts));
+    });
+
+  for (const kind of ["stop", "kill"] as const) {
+    program.command(kind)
+      .description(
+        kind === "stop"
+          ? "stop a process of the host that runs WORLD (EOF, then a kill after 5 s)"
+          : "kill a process of the host that runs WORLD at once",
+      )
+      .argument("<world>", "the world folder")
+      .argument("<pid>", "the process ID, or the start of it")
+      .action(async (world: string, pid: string) => {
+        done(await signalProcess(world, kind, pid));
+      });
+  }
 
   program.command("test")
     .description(

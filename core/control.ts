@@ -1,0 +1,399 @@
+/**
+ * The control endpoint of a running host (PROTOCOL section 12): how
+ * `sausage call`, `ps`, `log`, `stop` and `kill` reach a world that a host
+ * runs. It is a Unix socket, `state/core/control/socket`, in a folder that
+ * only the world's owner can enter, and it speaks JSON-RPC 2.0 lines: the
+ * methods of the plugins and of the core, as the console calls them, plus a
+ * few `host/…` methods for front ends (a `/` is never part of a plugin's
+ * name, so they cannot collide).
+ *
+ * Each connection is one caller (parent `console`): what it calls is
+ * stopped when it disconnects, and only what it called.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import type { Client } from "./client.ts";
+import type { Host } from "./host.ts";
+import {
+  classify,
+  error,
+  ErrorCode,
+  type Id,
+  idKey,
+  type Message,
+  notification,
+  result,
+  RpcError,
+  tooDeep,
+} from "./jsonrpc.ts";
+import type { Process } from "./process.ts";
+import type { World } from "./world.ts";
+import { jsonTextTooDeep } from "../runtime/json_depth.ts";
+import { MAX_MESSAGE_BYTES } from "../runtime/messages.ts";
+
+/** The folder of the endpoint in `state/core/`: mode 0700, so only the owner connects. */
+export const CONTROL_FOLDER = "control";
+/** The socket's name in that folder. */
+export const SOCKET_NAME = "socket";
+/** A Unix socket's path must fit `sun_path`: 108 bytes on Linux, 104 on macOS. */
+export const MAX_SOCKET_PATH_BYTES = 103;
+/** Answers a connection has not read yet; past this it is closed (it stopped reading). */
+export const MAX_UNREAD_ANSWER_BYTES = 64 * 1024 * 1024;
+
+/** What `host/info` answers. */
+export interface HostInfo {
+  world: string;
+  pid: number;
+  started: string;
+  /** The methods of the core API (PROTOCOL section 9). */
+  coreMethods: string[];
+}
+
+/** The folder and the socket of a world's endpoint. */
+export function controlPaths(world: Pick<World, "coreStateDir">): {
+  folder: string;
+  socket: string;
+} {
+  const folder = join(world.coreStateDir, CONTROL_FOLDER);
+  return { folder, socket: join(folder, SOCKET_NAME) };
+}
+
+/**
+ * Removes the socket a killed host left behind. Only a host that holds the
+ * world's lock calls it: no other host can be listening on it then.
+ */
+export async function removeStaleSocket(world: Pick<World, "coreStateDir">): Promise<void> {
+  await Deno.remove(controlPaths(world).socket).catch((e) => {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  });
+}
+
+/** The endpoint of one host. */
+export class ControlEndpoint {
+  readonly #host: Host;
+  readonly #listener: Deno.Listener;
+  readonly #socket: string;
+  readonly #connections = new Set<Connection>();
+  readonly #accepting: Promise<void>;
+  readonly started = new Date();
+  #closed = false;
+
+  private constructor(host: Host, listener: Deno.Listener, socket: string) {
+    this.#host = host;
+    this.#listener = listener;
+    this.#socket = socket;
+    this.#accepting = this.#accept();
+  }
+
+  /**
+   * Listens on the world's socket, replacing a stale one; gives `null` (and
+   * journals why) when the platform or the path's length does not allow it.
+   *
+   * @example
+   * ```ts ignore
+   * const endpoint = await ControlEndpoint.listen(host);
+   * // … `sausage call WORLD notes.add '{"text": "milk"}'` goes through it
+   * await endpoint?.close();
+   * ```
+   */
+  static async listen(host: Host): Promise<ControlEndpoint | null> {
+    const { folder, socket } = controlPaths(host.world);
+    const off = (why: string) => {
+      const text = `the control endpoint is off: ${why}; \`sausage call\` and \`sausage attach\` ` +
+        "cannot reach this host";
+      host.journal.event(null, null, text);
+      host.onNote(text);
+      return null;
+    };
+    if (Deno.build.os === "windows") return off("Unix sockets are not supported here");
+    if (new TextEncoder().encode(socket).length > MAX_SOCKET_PATH_BYTES) {
+      return off(
+        `its path ${socket} is longer than a Unix socket allows ` +
+          `(${MAX_SOCKET_PATH_BYTES} bytes); run the world from a shorter path`,
+      );
+    }
+    await Deno.mkdir(folder, { recursive: true, mode: 0o700 });
+    await Deno.chmod(folder, 0o700); // also when it existed with another mode
+    await removeStaleSocket(host.world);
+    let listener: Deno.Listener;
+    try {
+      listener = Deno.listen({ transport: "unix", path: socket });
+    } catch (e) {
+      return off(`cannot listen on ${socket}: ${(e as Error).message}`);
+    }
+    await Deno.chmod(socket, 0o600);
+    host.journal.event(null, null, `control endpoint: listening on ${socket}`);
+    return new ControlEndpoint(host, listener, socket);
+  }
+
+  /** How many connections are open. */
+  get connections(): number {
+    return this.#connections.size;
+  }
+
+  /** Stops listening, closes every connection (stopping its calls) and removes the socket. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#listener.close();
+    await this.#accepting;
+    await Promise.all([...this.#connections].map((c) => c.close()));
+    await Deno.remove(this.#socket).catch(() => {});
+  }
+
+  async #accept(): Promise<void> {
+    try {
+      for await (const conn of this.#listener) {
+        const connection = new Connection(this.#host, conn, this.started);
+        this.#connections.add(connection);
+        connection.closed.then(() => this.#connections.delete(connection));
+      }
+    } catch (e) {
+      if (!this.#closed) {
+        this.#host.journal.event(null, null, `control endpoint: accept failed: ${e}`);
+      }
+    }
+  }
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/** One front end on the socket: one caller. */
+class Connection {
+  readonly #host: Host;
+  readonly #conn: Deno.Conn;
+  readonly #client: Client;
+  readonly #started: Date;
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  /** The connection's request IDs in flight → the IDs its client sent them with. */
+  readonly #calls = new Map<string, Id | undefined>();
+  readonly closed: Promise<void>;
+  #unread = 0;
+  #closing = false;
+
+  constructor(host: Host, conn: Deno.Conn, started: Date) {
+    this.#host = host;
+    this.#conn = conn;
+    this.#started = started;
+    this.#client = host.client("console");
+    this.#client.onNotification = (message) => this.#send(message);
+    this.#writer = conn.writable.getWriter();
+    this.closed = this.#read().finally(() => this.close());
+  }
+
+  /** Closes the connection and stops what it called. */
+  async close(): Promise<void> {
+    if (this.#closing) return;
+    this.#closing = true;
+    this.#client.alive = false;
+    const own = this.#host.processes.list().filter((p) =>
+      p.parent === this.#client && p.state === "running"
+    );
+    await this.#writer.close().catch(() => {});
+    try {
+      this.#conn.close();
+    } catch {
+      // closed by the other side already
+    }
+    await Promise.all(
+      own.map((p) =>
+        this.#host.processes.stop(p, "its caller disconnected from the control endpoint")
+      ),
+    );
+  }
+
+  async #read(): Promise<void> {
+    let parts: Uint8Array[] = [];
+    let length = 0;
+    let overflowed = false;
+    const line = (bytes: Uint8Array) => {
+      if (overflowed) {
+        overflowed = false;
+        this.#send(error(null, {
+          code: ErrorCode.InvalidRequest,
+          message: `a line longer than ${MAX_MESSAGE_BYTES} bytes was discarded`,
+        }));
+        return;
+      }
+      this.#receive(bytes);
+    };
+    try {
+      for await (const chunk of this.#conn.readable) {
+        let start = 0;
+        for (;;) {
+          const nl = chunk.indexOf(0x0a, start);
+          const end = nl < 0 ? chunk.length : nl;
+          if (!overflowed) {
+            length += end - start;
+            if (length > MAX_MESSAGE_BYTES) {
+              overflowed = true;
+              parts = [];
+            } else if (end > start) {
+              parts.push(chunk.slice(start, end));
+            }
+          }
+          if (nl < 0) break;
+          line(concat(parts, length));
+          parts = [];
+          length = 0;
+          start = nl + 1;
+        }
+      }
+    } catch {
+      // the other side went away: closing is what follows
+    }
+  }
+
+  #receive(bytes: Uint8Array): void {
+    let text: string;
+    try {
+      text = decoder.decode(bytes).trim();
+    } catch {
+      this.#send(error(null, { code: ErrorCode.ParseError, message: "the line is not UTF-8" }));
+      return;
+    }
+    if (text === "") return;
+    let value: unknown;
+    if (jsonTextTooDeep(text)) {
+      const refusal = tooDeep(null);
+      this.#send(error(null, refusal.error));
+      return;
+    }
+    try {
+      value = JSON.parse(text);
+    } catch (e) {
+      this.#send(error(null, {
+        code: ErrorCode.ParseError,
+        message: `the line is not JSON: ${(e as Error).message}`,
+      }));
+      return;
+    }
+    const message = classify(value);
+    switch (message.kind) {
+      case "invalid":
+        if (message.id !== undefined) this.#send(error(message.id, message.error));
+        return;
+      case "response":
+        this.#send(error(null, {
+          code: ErrorCode.InvalidRequest,
+          message: "the control endpoint takes requests and notifications, not responses",
+        }));
+        return;
+      case "notification":
+        if (!message.method.startsWith("host/")) {
+          this.#client.notify(message.method, message.params);
+        }
+        return;
+      case "request":
+        this.#request(message.id, message.method, message.params);
+    }
+  }
+
+  #request(id: Id, method: string, params: Record<string, unknown>): void {
+    const key = idKey(id);
+    if (this.#calls.has(key)) {
+      this.#send(error(id, {
+        code: ErrorCode.InvalidRequest,
+        message: `the id ${key} is already used by a call of this connection that has not ended`,
+      }));
+      return;
+    }
+    if (method.startsWith("host/")) {
+      try {
+        this.#send(result(id, this.#hostMethod(method, params)));
+      } catch (e) {
+        this.#send(error(
+          id,
+          e instanceof RpcError ? e : new RpcError(
+            ErrorCode.InternalError,
+            `${method}: ${(e as Error).message}`,
+          ),
+        ));
+      }
+      return;
+    }
+    this.#calls.set(key, undefined);
+    this.#client.request(method, params, {
+      onId: (sent) => this.#calls.set(key, sent),
+      onNotify: (name, p) =>
+        this.#send(notification("core.notify", { call: id, name, params: p ?? {} })),
+    }).then((response) => {
+      this.#calls.delete(key);
+      this.#send({ ...response, id });
+    });
+  }
+
+  #hostMethod(method: string, params: Record<string, unknown>): unknown {
+    switch (method) {
+      case "host/info":
+        return {
+          world: this.#host.world.root,
+          pid: Deno.pid,
+          started: this.#started.toISOString(),
+          coreMethods: this.#host.core.methods,
+        } satisfies HostInfo;
+      case "host/processes":
+        return this.#host.processes.list().filter((p) => p.state !== "ended").map((p) => p.info());
+      case "host/cancel": {
+        const key = idKey(params.id as Id);
+        if (!this.#calls.has(key)) {
+          throw new RpcError(
+            ErrorCode.InvalidParams,
+            `host/cancel: no call of this connection has the id ${key}`,
+          );
+        }
+        const process = this.#processOf(this.#calls.get(key));
+        if (process) this.#host.processes.stop(process, "its caller cancelled the call");
+        return { stopped: process?.pid ?? null };
+      }
+      default:
+        throw new RpcError(
+          ErrorCode.MethodNotFound,
+          `the control endpoint has no method ${method} (it has host/info, host/processes, ` +
+            "host/cancel, and the methods of the plugins and of the core)",
+        );
+    }
+  }
+
+  /** The process a call of this connection started, while it runs. */
+  #processOf(sent: Id | undefined): Process | undefined {
+    if (sent === undefined) return undefined;
+    return this.#host.processes.list().find((p) =>
+      p.origin?.peer === this.#client && idKey(p.origin.id) === idKey(sent) &&
+      p.state === "running"
+    );
+  }
+
+  /** Queues a message; a connection that stops reading its answers is closed. */
+  #send(message: Message): void {
+    if (this.#closing) return;
+    const bytes = encoder.encode(JSON.stringify(message) + "\n");
+    this.#unread += bytes.length;
+    if (this.#unread > MAX_UNREAD_ANSWER_BYTES) {
+      this.#host.journal.event(
+        null,
+        null,
+        `control endpoint: closed a connection that left ${this.#unread} bytes of answers unread`,
+      );
+      this.close();
+      return;
+    }
+    this.#writer.write(bytes).then(
+      () => this.#unread -= bytes.length,
+      () => this.close(),
+    );
+  }
+}
+
+function concat(parts: Uint8Array[], length: number): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}

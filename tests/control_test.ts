@@ -1,0 +1,319 @@
+/**
+ * The control endpoint (PROTOCOL section 12): front ends reach a running
+ * host over its Unix socket, in process and through `sausage call`, `ps`,
+ * `log`, `stop` and `kill` run as subprocesses against a headless host.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { ControlEndpoint, controlPaths } from "../core/control.ts";
+import { ControlClient, ControlError } from "../core/control_client.ts";
+import type { Id } from "../core/jsonrpc.ts";
+import { initWorld } from "../core/world.ts";
+import { eventually, installPlugin, startWorld, TEST_CACHE_DIR, type TestWorld } from "./world.ts";
+
+const MAIN = new URL("../main.ts", import.meta.url).pathname;
+const cache = ["--cache-dir", TEST_CACHE_DIR];
+
+/** A started world with its endpoint listening. */
+async function worldWithEndpoint(): Promise<TestWorld & { endpoint: ControlEndpoint }> {
+  const w = await startWorld();
+  const endpoint = await ControlEndpoint.listen(w.host);
+  assert.ok(endpoint, "the endpoint listens");
+  const dispose = w[Symbol.asyncDispose].bind(w);
+  return Object.assign(w, {
+    endpoint,
+    async [Symbol.asyncDispose]() {
+      await endpoint.close();
+      await dispose();
+    },
+  });
+}
+
+async function connect(root: string): Promise<ControlClient> {
+  const client = await ControlClient.connect(root);
+  assert.ok(client, "a host listens");
+  return client;
+}
+
+Deno.test("a call through the endpoint gives its result, its error and its notifications", async () => {
+  await using w = await worldWithEndpoint();
+  const c = await connect(w.root);
+  try {
+    assert.deepEqual((await c.request("probe.echo", { a: [1, 2] })).result, { a: [1, 2] });
+    const failed = await c.request("probe.fail");
+    assert.equal(failed.error?.code, 4711);
+    const notes: unknown[] = [];
+    const progress = await c.request("probe.progress", { count: 3 }, {
+      onNotify: (name, p) => notes.push([name, p]),
+    });
+    assert.deepEqual(progress.result, { steps: 3 });
+    assert.deepEqual(notes, [0, 1, 2].map((step) => ["progress", { step }]));
+    const info = await c.info();
+    assert.equal(info.world, w.root);
+    assert.equal(info.pid, Deno.pid);
+    assert.ok(info.coreMethods.includes("core.log"));
+    // the core API is there like for the console
+    const log = await c.request("core.log", { grep: "^start echo", limit: 5 });
+    assert.equal((log.result as { entries: unknown[] }).entries.length, 1);
+  } finally {
+    await c.close();
+  }
+});
+
+Deno.test("each connection is one caller: closing one stops its own calls and no other's", async () => {
+  await using w = await worldWithEndpoint();
+  const [a, b] = [await connect(w.root), await connect(w.root)];
+  try {
+    assert.equal((await a.request("probe.linger")).result, "lingering");
+    assert.equal((await b.request("probe.linger")).result, "lingering");
+    const listed = (await a.request("host/processes")).result as { pid: string; parent: string }[];
+    assert.equal(listed.length, 2);
+    assert.ok(listed.every((p) => p.parent === "console"));
+    await a.close();
+    await eventually(() => w.host.processes.list().length === 1);
+    const stops = w.host.journal.query({ grep: "^stop: its caller disconnected" });
+    assert.equal(stops.length, 1);
+    const left = w.host.processes.list()[0];
+    assert.notEqual(left.pid, stops[0].pid);
+    assert.equal(w.endpoint.connections, 1);
+  } finally {
+    await b.close();
+  }
+  await eventually(() => w.host.processes.list().length === 0);
+});
+
+Deno.test("host/cancel stops the process of one call, and its caller gets -32002", async () => {
+  await using w = await worldWithEndpoint();
+  const c = await connect(w.root);
+  try {
+    let id: Id | undefined;
+    const never = c.request("probe.never", {}, { onId: (sent) => id = sent });
+    await eventually(() => w.host.processes.list().length === 1);
+    await c.cancel(id!);
+    const answer = await never;
+    assert.equal(answer.error?.code, -32002);
+    const unknown = await c.request("host/cancel", { id: 12345 });
+    assert.equal(unknown.error?.code, -32602);
+    assert.match(unknown.error!.message, /no call of this connection has the id 12345/);
+  } finally {
+    await c.close();
+  }
+});
+
+/** Writes raw lines to the socket and reads the answers, one per line sent. */
+async function rawExchange(socket: string, lines: string[], answers: number): Promise<unknown[]> {
+  const conn = await Deno.connect({ transport: "unix", path: socket });
+  try {
+    await conn.write(new TextEncoder().encode(lines.map((l) => l + "\n").join("")));
+    const got: unknown[] = [];
+    let buffer = "";
+    const decoder = new TextDecoder();
+    const chunk = new Uint8Array(65536);
+    while (got.length < answers) {
+      const n = await conn.read(chunk);
+      if (n === null) break;
+      buffer += decoder.decode(chunk.subarray(0, n), { stream: true });
+      let nl;
+      while ((nl = buffer.indexOf("\n")) >= 0) {
+        got.push(JSON.parse(buffer.slice(0, nl)));
+        buffer = buffer.slice(nl + 1);
+      }
+    }
+    return got;
+  } finally {
+    conn.close();
+  }
+}
+
+Deno.test("bad input on the socket gets a clear error, and the connection goes on", async () => {
+  await using w = await worldWithEndpoint();
+  const deep = '{"jsonrpc":"2.0","id":9,"method":"probe.echo","params":{"a":' + "[".repeat(4000) +
+    "]".repeat(4000) + "}}";
+  const answers = await rawExchange(controlPaths(w.host.world).socket, [
+    "garbage",
+    "[1, 2]",
+    deep,
+    '{"jsonrpc":"2.0","id":3,"result":1}',
+    '{"jsonrpc":"2.0","id":4,"method":"host/nothing"}',
+    '{"jsonrpc":"2.0","id":5,"method":"probe.echo","params":"text"}',
+    '{"jsonrpc":"2.0","id":6,"method":"probe.echo","params":{"ok":true}}',
+  ], 7) as { id: Id; error?: { code: number; message: string }; result?: unknown }[];
+  const byCode = answers.map((a) => a.error?.code ?? "result");
+  assert.deepEqual(byCode, [-32700, -32600, -32600, -32600, -32601, -32602, "result"]);
+  assert.match(answers[0].error!.message, /not JSON/);
+  assert.match(answers[1].error!.message, /batches are not supported/);
+  assert.match(answers[2].error!.message, /deeper than 256 levels/);
+  assert.match(answers[4].error!.message, /host\/info, host\/processes/);
+  assert.deepEqual(answers[6], { jsonrpc: "2.0", id: 6, result: { ok: true } });
+  // an ID that is in use by a running call of the same connection
+  const twice = await rawExchange(controlPaths(w.host.world).socket, [
+    '{"jsonrpc":"2.0","id":"x","method":"probe.sleep","params":{"ms":300}}',
+    '{"jsonrpc":"2.0","id":"x","method":"probe.echo"}',
+  ], 2) as { id: Id; error?: { code: number; message: string }; result?: unknown }[];
+  assert.equal(twice[0].error?.code, -32600);
+  assert.match(twice[0].error!.message, /already used by a call of this connection/);
+  assert.deepEqual(twice[1].result, { slept: 300 });
+  assert.equal(w.host.processes.list().length, 0);
+});
+
+Deno.test("an endpoint folder that other users could enter, or that another user owns, is refused", async () => {
+  await using w = await worldWithEndpoint();
+  const { folder } = controlPaths(w.host.world);
+  assert.equal((await Deno.stat(folder)).mode! & 0o777, 0o700);
+  assert.equal((await Deno.stat(join(folder, "socket"))).mode! & 0o777, 0o600);
+  await Deno.chmod(folder, 0o755);
+  await assert.rejects(
+    ControlClient.connect(w.root),
+    (e) => e instanceof ControlError && /other users \(mode 755\)/.test(e.message),
+  );
+  await Deno.chmod(folder, 0o700);
+  if (Deno.uid() === 0) {
+    await Deno.chown(folder, 4242, null);
+    await assert.rejects(
+      ControlClient.connect(w.root),
+      (e) => e instanceof ControlError && /belongs to the user 4242/.test(e.message),
+    );
+    await Deno.chown(folder, 0, null);
+  }
+  const c = await connect(w.root);
+  await c.close();
+});
+
+/** Runs `sausage` with `args`; `NO_COLOR` on. */
+function sausage(args: string[]) {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "--no-prompt", "--allow-all", "--unstable-worker-options", MAIN, ...args],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  });
+}
+
+async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = await sausage(args).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/** A headless host on a new world, once its endpoint listens. */
+async function headless(): Promise<{ root: string; child: Deno.ChildProcess }> {
+  const root = await Deno.makeTempDir({ prefix: "sausage-control-" });
+  await initWorld(root);
+  await installPlugin(root, "probe", "probe");
+  const child = sausage(["--headless", root, ...cache]).spawn();
+  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  while (!seen.includes("reach it with")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the headless host ended: ${seen}`);
+    seen += value;
+  }
+  reader.releaseLock();
+  child.stderr.cancel().catch(() => {});
+  return { root, child };
+}
+
+Deno.test("sausage call, ps, log, stop and kill reach a headless host through its endpoint", async () => {
+  const { root, child } = await headless();
+  try {
+    const echo = await run(["call", root, "probe.echo", '{"x": 1}']);
+    assert.equal(echo.code, 0, echo.stderr);
+    assert.deepEqual(JSON.parse(echo.stdout), { x: 1 });
+    const failed = await run(["call", root, "probe.fail"]);
+    assert.equal(failed.code, 1);
+    assert.equal(JSON.parse(failed.stdout).code, 4711);
+    const notes = await run(["call", root, "probe.progress", '{"count": 2}']);
+    assert.match(notes.stderr, /progress \{"step":0\}\nprogress \{"step":1\}/);
+
+    // a caller that stays connected keeps its lingering processes
+    const holder = await connect(root);
+    try {
+      await holder.request("probe.linger");
+      await holder.request("probe.linger");
+      const ps = await run(["ps", root, "--json"]);
+      assert.equal(ps.code, 0);
+      const listed = JSON.parse(ps.stdout) as { pid: string; method: string }[];
+      assert.deepEqual(listed.map((p) => p.method), ["linger", "linger"]);
+      const table = await run(["ps", root]);
+      assert.match(table.stdout, /PID +CALL +STATE/);
+      assert.match(table.stdout, /probe\.linger +running/);
+      // a unique start of a process ID is enough
+      const stop = await run(["stop", root, listed[0].pid.slice(0, -4)]);
+      assert.equal(stop.code, 0, stop.stderr);
+      assert.match(stop.stderr, new RegExp(`stopped ${listed[0].pid}`));
+      const kill = await run(["kill", root, listed[1].pid]);
+      assert.equal(kill.code, 0, kill.stderr);
+      const gone = JSON.parse((await run(["ps", root, "--json"])).stdout);
+      assert.deepEqual(gone, []);
+      const log = await run(["log", root, "--pid", listed[1].pid, "--json"]);
+      const lines = (JSON.parse(log.stdout) as { line: string }[]).map((e) => e.line);
+      assert.ok(lines.some((l) => l.startsWith("kill: ")), lines.join("\n"));
+    } finally {
+      await holder.close();
+    }
+    const unknown = await run(["stop", root, "probe-00000000"]);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stdout, /-32602|no process/i);
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("Ctrl-C of sausage call stops only that call's process; the host goes on", async () => {
+  const { root, child } = await headless();
+  const watcher = await connect(root);
+  try {
+    const call = sausage(["call", root, "probe.never"]).spawn();
+    await eventually(async () => {
+      const listed = (await watcher.request("host/processes")).result as unknown[];
+      return listed.length === 1;
+    }, 15_000);
+    call.kill("SIGINT");
+    const status = await call.status;
+    assert.equal(status.code, 130);
+    await eventually(async () => {
+      const listed = (await watcher.request("host/processes")).result as unknown[];
+      return listed.length === 0;
+    });
+    assert.deepEqual((await watcher.request("probe.echo", { still: "up" })).result, {
+      still: "up",
+    });
+  } finally {
+    await watcher.close();
+    child.kill("SIGTERM");
+    await child.status;
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("after a host is killed, its stale socket is found, removed, and the world runs one-shot", async () => {
+  const { root, child } = await headless();
+  let removed = false;
+  try {
+    child.kill("SIGKILL");
+    await child.status;
+    const { socket } = controlPaths({ coreStateDir: join(root, "state", "core") });
+    assert.ok((await Deno.lstat(socket)).isSocket, "the killed host left its socket");
+    assert.equal(await ControlClient.connect(root), null);
+    const ps = await run(["ps", root]);
+    assert.equal(ps.code, 0);
+    assert.match(ps.stderr, /no host runs/);
+    const stop = await run(["stop", root, "probe-x"]);
+    assert.equal(stop.code, 3);
+    assert.match(stop.stderr, /no host runs .*sausage --headless/);
+    const echo = await run(["call", root, "probe.echo", '{"y": 2}', ...cache]);
+    assert.equal(echo.code, 0, echo.stderr);
+    assert.deepEqual(JSON.parse(echo.stdout), { y: 2 });
+    await assert.rejects(Deno.lstat(socket), Deno.errors.NotFound);
+    const log = await run(["log", root, "--grep", "did not stop cleanly", "--json"]);
+    assert.equal(log.code, 0, log.stderr);
+    assert.equal(JSON.parse(log.stdout).length, 1);
+    removed = true;
+  } finally {
+    if (!removed) child.kill("SIGKILL");
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
+});
