@@ -8,6 +8,7 @@
  * sausage call WORLD METHOD [PARAMS]   one call; the result or the error object as JSON
  *                                      (--params-file FILE, or - for stdin, in place of PARAMS);
  *                                      through the control endpoint when a host runs WORLD
+ * sausage attach WORLD                 the console on the host that runs WORLD
  * sausage ps|log|stop|kill WORLD ...   the processes and journal of the host that runs WORLD
  * sausage run [--dir H::G] [--env N=V] FILE.wasm [ARGS]   any wasi:cli/command component
  * ```
@@ -23,6 +24,7 @@ import { EXIT_CODE_CORE_EXIT, Host } from "../core/host.ts";
 import { TimeoutError } from "../core/client.ts";
 import { ControlEndpoint, removeStaleSocket } from "../core/control.ts";
 import { ControlClient, ControlError } from "../core/control_client.ts";
+import { LocalHostView } from "../core/host_view.ts";
 import type { Response } from "../core/jsonrpc.ts";
 import { type Entry, Journal, type LogQuery, QueryError } from "../core/journal.ts";
 import { runComponent } from "./run_command.ts";
@@ -120,7 +122,9 @@ async function headless(world: string, cacheDir: string | undefined): Promise<nu
   const endpoint = await ControlEndpoint.listen(host);
   console.error(
     `sausage: running ${host.world.root} (headless). Stop with SIGTERM or Ctrl-C.` +
-      (endpoint ? `\nsausage: reach it with sausage call|ps|log|stop|kill ${host.world.root}` : ""),
+      (endpoint
+        ? `\nsausage: reach it with sausage attach|call|ps|log|stop|kill ${host.world.root}`
+        : ""),
   );
   const code = await Promise.race([
     signals.stopped.then(() => ExitCode.Ok as number),
@@ -153,8 +157,10 @@ async function consoleMode(
   }
   const host = await startHost(root, cacheDir);
   const endpoint = await ControlEndpoint.listen(host);
+  const view = new LocalHostView(host, endpoint?.started);
   const { runConsole } = await import("../console/console.ts");
-  const code = await runConsole(host);
+  const code = await runConsole(view, { interrupt: () => host.killAll() });
+  await view.close("the console ended");
   await endpoint?.close();
   await host.shutdown();
   return code;
@@ -252,6 +258,17 @@ async function connect(world: string): Promise<ControlClient | null> {
   }
 }
 
+/** `sausage attach`: the console on the host that runs `world`; it goes on when the console ends. */
+async function attach(world: string): Promise<number> {
+  const remote = await runningHost(world, "there is nothing to attach to");
+  try {
+    const { runConsole } = await import("../console/console.ts");
+    return await runConsole(remote);
+  } finally {
+    await remote.close(); // the host stops what this console called, and goes on
+  }
+}
+
 /** The host that runs `world`, or the end of the command with a note that none does. */
 async function runningHost(world: string, what: string): Promise<ControlClient> {
   const remote = await connect(world);
@@ -272,10 +289,13 @@ async function listProcesses(world: string, json: boolean): Promise<number> {
     return ExitCode.Ok;
   }
   try {
-    const response = await remote.request("host/processes");
-    if (response.error || json) return printResponse(response);
+    const processes = await remote.processes();
+    if (json) {
+      console.log(JSON.stringify(processes, null, 2));
+      return ExitCode.Ok;
+    }
     const { formatProcesses, makeStyle } = await import("../console/format.ts");
-    const rows = (response.result as ProcessInfo[]).map((p) => ({
+    const rows = processes.map((p) => ({
       pid: p.pid,
       plugin: p.plugin,
       method: p.method,
@@ -288,17 +308,6 @@ async function listProcesses(world: string, json: boolean): Promise<number> {
   } finally {
     await remote.close();
   }
-}
-
-/** What `info.json` and `host/processes` say of a process (PROTOCOL section 4). */
-interface ProcessInfo {
-  pid: string;
-  plugin: string;
-  method: string;
-  state: "running" | "stopping" | "ended";
-  parent: string;
-  detached: boolean;
-  started: string;
 }
 
 interface LogOptions {
@@ -358,8 +367,7 @@ async function printLog(world: string, opts: LogOptions): Promise<number> {
 async function signalProcess(world: string, kind: "stop" | "kill", pid: string): Promise<number> {
   const remote = await runningHost(world, `no process runs to ${kind}`);
   try {
-    const listed = await remote.request("host/processes");
-    const pids = ((listed.result ?? []) as ProcessInfo[]).map((p) => p.pid);
+    const pids = (await remote.processes()).map((p) => p.pid);
     const { resolvePid } = await import("../console/parse.ts");
     const match = resolvePid(pid, pids);
     if ("ambiguous" in match) {
@@ -476,7 +484,7 @@ NO_COLOR=1 turns colours off.
 Limits (live processes, per call tree, call depth, notifications in flight)
 are raised in WORLD/config/limits.yaml, read at start (PROTOCOL 3.10).
 A console or headless host listens on WORLD/state/core/control/socket:
-call, ps, log, stop and kill reach it there (PROTOCOL section 12).`,
+attach, call, ps, log, stop and kill reach it there (PROTOCOL section 12).`,
     )
     .action(async (world: string | undefined, opts: { headless?: boolean; cacheDir?: string }) => {
       if (opts.headless) {
@@ -522,6 +530,16 @@ call, ps, log, stop and kill reach it there (PROTOCOL section 12).`,
     .addOption(cacheOption())
     .action(async (world: string, method: string, params: string | undefined, opts, command) => {
       done(await callOnce(world, method, params, { ...opts, cacheDir: cacheDirOf(command) }));
+    });
+
+  program.command("attach")
+    .description(
+      "open the console on the host that runs WORLD (headless, or another console); " +
+        "leaving stops only what this console called",
+    )
+    .argument("<world>", "the world folder")
+    .action(async (world: string) => {
+      done(await attach(world));
     });
 
   program.command("ps")

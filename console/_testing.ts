@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { LocalHostView } from "../core/host_view.ts";
 import type { TestWorld } from "../tests/world.ts";
 import { Commands } from "./commands.ts";
 import { PLAIN } from "./format.ts";
@@ -22,8 +23,7 @@ export interface CommandsOn {
 export function commandsOn(w: TestWorld): CommandsOn {
   const printed: string[] = [];
   const commands = new Commands({
-    host: w.host,
-    client: w.client,
+    view: new LocalHostView(w.host),
     style: PLAIN,
     print: (text) => printed.push(text),
   });

@@ -5,20 +5,11 @@
  *
  * @module
  */
-import type { Client } from "../core/client.ts";
-import type { Host } from "../core/host.ts";
+import { type HostView, ViewError, worldPaths } from "../core/host_view.ts";
 import { ErrorCode, type ErrorObject, type Response } from "../core/jsonrpc.ts";
 import type { Entry } from "../core/journal.ts";
 import { CORE } from "../core/names.ts";
-import { type FileSystem, VfsError } from "../vfs/mod.ts";
-import {
-  consoleFileSystem,
-  formatFile,
-  formatListing,
-  listPath,
-  pathErrorText,
-  readPath,
-} from "./files.ts";
+import { formatFile, formatListing } from "./files.ts";
 import {
   callLabel,
   formatClock,
@@ -49,9 +40,8 @@ export type Print = (text: string) => void;
 
 /** What {@linkcode Commands} works with. */
 export interface CommandsOptions {
-  host: Host;
-  /** The console's client (parent `console`). */
-  client: Client;
+  /** The host, and the console's calls (parent `console`). */
+  view: HostView;
   style: Style;
   print: Print;
   /**
@@ -69,7 +59,7 @@ interface InFlight {
 }
 
 /** Renders a successful result. */
-type Render = (result: unknown, label: string | undefined) => string;
+type Render = (result: unknown, label: string | undefined) => string | Promise<string>;
 
 /** The hint for a chat message while there is no agent. */
 export const NO_AGENT_HINT =
@@ -77,23 +67,18 @@ export const NO_AGENT_HINT =
 
 /** Runs commands and prints their output. */
 export class Commands {
-  readonly #host: Host;
-  readonly #client: Client;
+  readonly #view: HostView;
   readonly #style: Style;
   readonly #print: Print;
   readonly #status?: (text: string | null) => void;
   readonly #inFlight = new Set<InFlight>();
-  /** The files as a process sees them, without `/self`. */
-  readonly #files: FileSystem;
 
   constructor(options: CommandsOptions) {
-    this.#host = options.host;
-    this.#files = consoleFileSystem(options.host.files);
-    this.#client = options.client;
+    this.#view = options.view;
     this.#style = options.style;
     this.#print = options.print;
     this.#status = options.status;
-    this.#client.onNotification = (message) => {
+    this.#view.onNotification = (message) => {
       this.#print(formatUnsolicited(message.method, message.params, this.#style));
     };
   }
@@ -117,7 +102,7 @@ export class Commands {
         this.#print(formatUsage(command.message, command.example, style));
         return;
       case "ps":
-        this.#print(this.#ps());
+        this.#print(await this.#ps());
         return;
       case "call":
         return await this.#request(
@@ -136,7 +121,7 @@ export class Commands {
             if (error.code === ErrorCode.NoSuchPlugin) return NO_AGENT_HINT;
             // the agent names the file as a process sees it; a person edits it on the host
             if (error.message.includes("/config/agent.yaml")) {
-              return `the file is ${this.#host.world.agentConfigPath} on this machine`;
+              return `the file is ${worldPaths(this.#view.info.world).agentConfig} on this machine`;
             }
             return undefined;
           },
@@ -199,14 +184,15 @@ export class Commands {
       case "revert":
         return await this.#activate(command, line);
       case "ls":
-        this.#print(this.#ls(command.path, command.long));
+        this.#print(await this.#ls(command.path, command.long));
         return;
       case "cat":
-        this.#print(this.#cat(command.path));
+        this.#print(await this.#cat(command.path));
         return;
       case "stop":
       case "kill": {
-        const match = resolvePid(command.pid, this.#host.processes.list().map((p) => p.pid));
+        const pids = (await this.#view.processes()).map((p) => p.pid);
+        const match = resolvePid(command.pid, pids);
         if ("ambiguous" in match) {
           this.#print(formatUsage(
             `"${command.pid}" is the start of ${match.ambiguous.length} process IDs: ` +
@@ -236,20 +222,22 @@ export class Commands {
     const plugins = command.kind === "activate"
       ? command.items.map((i) => i.plugin)
       : [command.plugin];
-    const before = new Map<string, string | undefined>();
-    for (const plugin of plugins) before.set(plugin, await this.#currentHash(plugin));
+    const before = new Map<string, string | null>();
+    for (const plugin of plugins) before.set(plugin, await this.#view.version(plugin));
     const params = command.kind === "activate"
       ? activateParams(command)
       : { plugin: command.plugin, ...(command.force ? { force: true } : {}) };
-    await this.#request(line, `core.${command.kind}`, params, (result, label) => {
+    await this.#request(line, `core.${command.kind}`, params, async (result, label) => {
       if (typeof result !== "object" || result === null) {
         return formatResult(result, { label, style });
       }
+      const after = new Map<string, string | null>();
+      for (const plugin of Object.keys(result)) after.set(plugin, await this.#view.version(plugin));
       const text = formatActivated(
         Object.entries(result).map(([plugin, document]) => ({
           plugin,
           document,
-          changed: before.get(plugin) !== this.#host.versions.known(plugin)?.hash,
+          changed: before.get(plugin) !== after.get(plugin),
         })),
         { reverted: command.kind === "revert", force: command.force, style },
       );
@@ -257,18 +245,9 @@ export class Commands {
     });
   }
 
-  /** The hash of a plugin's current version, or undefined when it has none that loads. */
-  async #currentHash(plugin: string): Promise<string | undefined> {
-    try {
-      return (await this.#host.versions.current(plugin)).hash;
-    } catch {
-      return undefined;
-    }
-  }
-
   /** Reads a JSON file of `/proc` (at most the size of a message); throws. */
-  #readJson(path: string): unknown {
-    const file = readPath(this.#files, path, MAX_JSON_BYTES);
+  async #readJson(path: string): Promise<unknown> {
+    const file = await this.#view.read(path, MAX_JSON_BYTES);
     return JSON.parse(new TextDecoder().decode(file.bytes));
   }
 
@@ -276,44 +255,49 @@ export class Commands {
     const style = this.#style;
     if (plugin === CORE) {
       return indent(
-        `core is the host, not a plugin: its methods are ${this.#host.core.methods.join(", ")}` +
+        `core is the host, not a plugin: its methods are ${
+          this.#view.info.coreMethods.join(", ")
+        }` +
           `\n${style.dim("PROTOCOL section 9 describes them: cat /proc/core/PROTOCOL.md")}`,
       );
     }
     const path = `/proc/core/plugins/${plugin}/discover.json`;
     let discovered: unknown;
     try {
-      discovered = this.#readJson(path);
+      discovered = await this.#readJson(path);
     } catch (e) {
-      if (e instanceof VfsError && e.code === "ENOENT") return this.#noPlugin(plugin);
-      return indent(style.red(`cannot read ${pathErrorText(path, e)}`));
+      if (!(await this.#view.plugins()).includes(plugin)) return await this.#noPlugin(plugin);
+      return indent(style.red(`cannot read ${errorText(e)}`));
     }
     if (discovered === null) {
       // not known yet: ask for it now (a discovery in progress is joined, not repeated)
       try {
-        const version = await this.#host.versions.current(plugin);
-        await this.#host.discovery.discover(plugin, version);
-        discovered = this.#readJson(path);
+        await this.#view.discover(plugin);
+        discovered = await this.#readJson(path);
       } catch (e) {
         return indent(
           style.red(`the plugin.wasm of ${plugin} cannot be loaded: ${errorText(e)}`),
         );
       }
     }
-    const imports = this.#host.graph.view.plugins[plugin]?.imports ?? {};
+    const imports = (await this.#graph()).plugins?.[plugin]?.imports ?? {};
     const importStatus = Object.fromEntries(
       Object.entries(imports).map(([provider, i]) => [provider, i.status]),
     );
     return formatMethods(plugin, discovered, { style, importStatus });
   }
 
-  #noPlugin(plugin: string): string {
-    let plugins: string[] = [];
+  /** `graph.json`, or nothing when it cannot be read (the graph is then not shown). */
+  async #graph(): Promise<GraphFile> {
     try {
-      plugins = this.#files.readDir("/proc/core/plugins").map((e) => e.name).sort();
+      return await this.#readJson("/proc/core/graph.json") as GraphFile;
     } catch {
-      // no list: the message has none
+      return {};
     }
+  }
+
+  async #noPlugin(plugin: string): Promise<string> {
+    const plugins = await this.#view.plugins().catch(() => [] as string[]);
     const known = plugins.length === 0
       ? "there are no plugins yet"
       : `the plugins are ${plugins.join(", ")}`;
@@ -323,32 +307,32 @@ export class Commands {
     );
   }
 
-  #ls(path: string, long: boolean): string {
+  async #ls(path: string, long: boolean): Promise<string> {
     try {
-      return formatListing(listPath(this.#files, path), { long, style: this.#style });
+      return formatListing(await this.#view.list(path), { long, style: this.#style });
     } catch (e) {
-      return indent(this.#style.red(`ls: ${pathErrorText(path, e)}`));
+      return indent(this.#style.red(`ls: ${errorText(e)}`));
     }
   }
 
-  #cat(path: string): string {
+  async #cat(path: string): Promise<string> {
     try {
-      return formatFile(readPath(this.#files, path), this.#style);
+      return formatFile(await this.#view.read(path), this.#style);
     } catch (e) {
-      return indent(this.#style.red(`cat: ${pathErrorText(path, e)}`));
+      return indent(this.#style.red(`cat: ${errorText(e)}`));
     }
   }
 
-  #ps(): string {
-    const rows = this.#host.processes.list()
+  async #ps(): Promise<string> {
+    const rows = (await this.#view.processes())
       .filter((p) => p.state !== "ended")
       .map((p) => ({
         pid: p.pid,
         plugin: p.plugin,
         method: p.method,
         state: p.state,
-        parent: p.parent?.name ?? null,
-        startedAt: p.startedAt,
+        parent: p.detached ? null : p.parent,
+        startedAt: new Date(p.started),
       }));
     return formatProcesses(rows, new Date(), this.#style);
   }
@@ -371,7 +355,7 @@ export class Commands {
         // the agent's answer streams on the progress line; its steps print as they happen
         const chat = method === "agent.chat";
         let streamed = "";
-        response = await this.#client.request(method, params, {
+        response = await this.#view.request(method, params, {
           onNotify: (name, p) => {
             if (chat && name === "text") {
               streamed += String((p as { text?: unknown } | null)?.text ?? "");
@@ -413,7 +397,7 @@ export class Commands {
           formatError(response.error, { label: label(), style, hint: hint?.(response.error) }),
         );
       } else {
-        this.#print(render(response.result, label()));
+        this.#print(await render(response.result, label()));
       }
     } finally {
       this.#inFlight.delete(call);
@@ -444,7 +428,12 @@ function chatAnswer(result: unknown, label: string | undefined, style: Style): s
 }
 
 function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
+  return e instanceof ViewError || e instanceof Error ? e.message : String(e);
+}
+
+/** What the console reads of `graph.json` (PROTOCOL 10.4). */
+interface GraphFile {
+  plugins?: Record<string, { imports?: Record<string, { status: string }> }>;
 }
 
 /** Text for an unexpected failure of the console itself. */

@@ -13,7 +13,7 @@
  * @module
  */
 import pc from "picocolors";
-import type { Host } from "../core/host.ts";
+import type { HostView } from "../core/host_view.ts";
 import { makeStyle } from "./format.ts";
 import { runScript } from "./script.ts";
 import { runTerminal } from "./terminal.ts";
@@ -23,14 +23,20 @@ export function colorsEnabled(): boolean {
   return pc.isColorSupported && (Deno.stdout.isTerminal() || !!Deno.env.get("FORCE_COLOR"));
 }
 
+/** Options of {@linkcode runConsole}. */
+export interface ConsoleOptions {
+  /** A second Ctrl-C while leaving: kill what still runs (the console's own host). */
+  interrupt?: () => void;
+}
+
 /**
- * Runs the console on a started host until `quit`, Ctrl-D or the end of the
- * script, and returns the exit code: 0, 75 after `core.exit`, or 130/143
- * after SIGINT/SIGTERM. The caller shuts the host down.
+ * Runs the console on a host (its own, or one it attached to) until `quit`,
+ * Ctrl-D or the end of the script, and returns the exit code: 0, 75 after
+ * `core.exit`, 1 when an attached host went away, or 130/143 after
+ * SIGINT/SIGTERM. The caller closes the view and shuts its host down.
  */
-export async function runConsole(host: Host): Promise<number> {
-  const client = host.client("console");
+export async function runConsole(view: HostView, options: ConsoleOptions = {}): Promise<number> {
   const style = makeStyle(colorsEnabled());
-  if (Deno.stdin.isTerminal()) return await runTerminal({ host, client, style });
-  return await runScript({ host, client, style });
+  if (Deno.stdin.isTerminal()) return await runTerminal({ view, style, ...options });
+  return await runScript({ view, style, ...options });
 }

@@ -7,17 +7,12 @@ import {
   completionNames,
   consoleFileSystem,
   consolePath,
-  formatFile,
-  formatListing,
-  formatSize,
-  hexDump,
-  isText,
   listPath,
   PathError,
   pathErrorText,
   readPath,
-  SCREEN_BYTES,
-} from "./files.ts";
+} from "../core/view_files.ts";
+import { formatFile, formatListing, formatSize, hexDump, isText, SCREEN_BYTES } from "./files.ts";
 import { makeStyle } from "./format.ts";
 
 const encoder = new TextEncoder();

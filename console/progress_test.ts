@@ -3,6 +3,7 @@
  * one status line above the prompt (each replaces the last, one line each),
  * never into the printed output, and the line is cleared before the result.
  */
+import { LocalHostView } from "../core/host_view.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startWorld } from "../tests/world.ts";
@@ -37,8 +38,7 @@ Deno.test("a cargo.build in the console shows its progress on the status line, t
   // what the terminal gets, in order
   const events: ({ status: string | null } | { print: string })[] = [];
   const commands = new Commands({
-    host: w.host,
-    client: w.client,
+    view: new LocalHostView(w.host),
     style: PLAIN,
     print: (text) => events.push({ print: text }),
     status: (text) => events.push({ status: text }),

@@ -6,8 +6,7 @@
  *
  * @module
  */
-import type { Client } from "../core/client.ts";
-import type { Host } from "../core/host.ts";
+import type { HostView } from "../core/host_view.ts";
 import { Commands, internalError } from "./commands.ts";
 import type { Style } from "./format.ts";
 import { parseLine } from "./parse.ts";
@@ -15,9 +14,10 @@ import { trapSignals } from "./signals.ts";
 
 /** What the script mode needs. */
 export interface ScriptOptions {
-  host: Host;
-  client: Client;
+  view: HostView;
   style: Style;
+  /** A second signal: kill what still runs (the console's own host). */
+  interrupt?: () => void;
   /** The script (default: stdin). */
   input?: ReadableStream<Uint8Array>;
   /** Where the output goes (default: stdout). */
@@ -35,13 +35,13 @@ export function isSkipped(line: string): boolean {
  * `core.exit` (75) when a plugin called it, or 130/143 after SIGINT/SIGTERM.
  */
 export async function runScript(options: ScriptOptions): Promise<number> {
-  const { host, client, style } = options;
+  const { view, style } = options;
   const write = options.write ?? writeStdout;
   let ended = false;
   const print = (text: string) => {
     if (!ended) write(`${text}\n`);
   };
-  const commands = new Commands({ host, client, style, print });
+  const commands = new Commands({ view, style, print });
   const reader = new LineReader(options.input ?? Deno.stdin.readable);
 
   let stopCode: number | undefined;
@@ -50,8 +50,11 @@ export async function runScript(options: ScriptOptions): Promise<number> {
     stopCode ??= code;
     stopped.resolve();
   };
-  host.exitRequested.then(stop);
-  const untrap = trapSignals((_signal, code) => stop(code), () => host.killAll());
+  view.ended.then((end) => {
+    if (stopCode === undefined) console.error(`sausage: ${end.why}`);
+    stop(end.code);
+  });
+  const untrap = trapSignals((_signal, code) => stop(code), () => options.interrupt?.());
   /** Waits for `promise` unless the console must stop first. */
   const until = async <T>(promise: Promise<T>): Promise<T | undefined> => {
     const value = await Promise.race([promise, stopped.promise.then(() => undefined)]);
@@ -59,7 +62,7 @@ export async function runScript(options: ScriptOptions): Promise<number> {
   };
 
   try {
-    await until(host.servicesStarted);
+    await until(view.ready);
     while (stopCode === undefined) {
       const line = await until(reader.next());
       if (stopCode !== undefined) break;
@@ -76,7 +79,7 @@ export async function runScript(options: ScriptOptions): Promise<number> {
     ended = true; // answers that come during the shutdown are not printed
     untrap();
     reader.cancel();
-    client.onNotification = undefined;
+    view.onNotification = undefined;
   }
 }
 

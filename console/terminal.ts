@@ -11,11 +11,9 @@
  */
 import process from "node:process";
 import * as readline from "node:readline";
-import type { Client } from "../core/client.ts";
-import type { Host } from "../core/host.ts";
+import { type HostView, worldPaths } from "../core/host_view.ts";
 import { Commands, internalError } from "./commands.ts";
-import { complete } from "./complete.ts";
-import { completionNames, consoleFileSystem } from "./files.ts";
+import { complete, type CompletionContext } from "./complete.ts";
 import type { Style } from "./format.ts";
 import { History, historyPath, MAX_HISTORY } from "./history.ts";
 import { parseLine } from "./parse.ts";
@@ -23,22 +21,21 @@ import { trapSignals } from "./signals.ts";
 
 /** What the interactive console needs. */
 export interface TerminalOptions {
-  host: Host;
-  client: Client;
+  view: HostView;
   style: Style;
+  /** A second Ctrl-C while leaving: kill what still runs (the console's own host). */
+  interrupt?: () => void;
 }
 
 /** Runs the interactive console until the person leaves; returns the exit code. */
 export async function runTerminal(options: TerminalOptions): Promise<number> {
-  const { host, client, style } = options;
-  const history = await History.load(historyPath(host.world.coreStateDir));
+  const { view, style } = options;
+  const history = await History.load(historyPath(worldPaths(view.info.world).coreState));
   const output = process.stdout;
-  let plugins: string[] = await host.world.plugins().catch(() => []);
+  let plugins: string[] = await view.plugins().catch(() => []);
   const refreshPlugins = () => {
-    host.world.plugins().then((p) => plugins = p, () => {});
+    view.plugins().then((p) => plugins = p, () => {});
   };
-
-  const files = consoleFileSystem(host.files);
 
   const rl = readline.createInterface({
     input: process.stdin,
@@ -47,13 +44,9 @@ export async function runTerminal(options: TerminalOptions): Promise<number> {
     prompt: style.bold(style.cyan("> ")),
     history: history.newestFirst(),
     historySize: MAX_HISTORY,
-    completer: (line: string) =>
-      complete(line, {
-        plugins,
-        pids: host.processes.list().map((p) => p.pid),
-        methods: host.core.methods,
-        names: (folder) => completionNames(files, folder),
-      }),
+    completer: (line: string, callback: (e: Error | null, r?: [string[], string]) => void) => {
+      completeLine(line, view, plugins).then((r) => callback(null, r), (e) => callback(e));
+    },
   });
 
   let promptShown = false;
@@ -104,8 +97,8 @@ export async function runTerminal(options: TerminalOptions): Promise<number> {
   };
 
   history.onWriteError = (message) => print(style.dim(message));
-  host.onNote = (text) => print(style.dim(`sausage: ${text}`));
-  const commands = new Commands({ host, client, style, print, status });
+  view.onNote = (text) => print(style.dim(`sausage: ${text}`));
+  const commands = new Commands({ view, style, print, status });
   const done = Promise.withResolvers<number>();
 
   const finish = (code: number, note?: string) => {
@@ -155,28 +148,51 @@ export async function runTerminal(options: TerminalOptions): Promise<number> {
     showPrompt();
   });
   rl.on("close", () => finish(0));
-  host.exitRequested.then((code) => finish(code, "a plugin called core.exit: the host stops"));
+  view.ended.then((end) => finish(end.code, end.why));
   const untrap = trapSignals(
-    (signal, code) => finish(code, `${signal}: the host stops`),
-    () => host.killAll(),
+    (signal, code) => finish(code, `${signal}: the console ends`),
+    () => options.interrupt?.(),
   );
 
-  write(banner(host, plugins, style) + "\n");
+  write(banner(view.info.world, plugins, style) + "\n");
   showPrompt();
   try {
     return await done.promise;
   } finally {
     untrap();
     process.stdin.off("keypress", onKeypress);
-    client.onNotification = undefined;
+    view.onNotification = undefined;
     await history.flushed();
   }
 }
 
-function banner(host: Host, plugins: string[], style: Style): string {
+/**
+ * Completions of a line: the host is asked for the process IDs, and for
+ * the names in the one folder that the path being typed is in.
+ */
+async function completeLine(
+  line: string,
+  view: HostView,
+  plugins: string[],
+): Promise<[string[], string]> {
+  const folders = new Map<string, readonly string[]>();
+  const context: CompletionContext = {
+    plugins,
+    pids: (await view.processes().catch(() => [])).map((p) => p.pid),
+    methods: view.info.coreMethods,
+    names: (folder) => folders.get(folder) ?? (folders.set(folder, []), []),
+  };
+  complete(line, context); // learns which folder it wants
+  for (const folder of folders.keys()) {
+    folders.set(folder, await view.names(folder).catch(() => []));
+  }
+  return complete(line, context);
+}
+
+function banner(world: string, plugins: string[], style: Style): string {
   const installed = plugins.length === 0 ? "no plugins yet" : `plugins: ${plugins.join(", ")}`;
   return style.dim(
-    `Sausage console on ${host.world.root} (${installed}).\n` +
+    `Sausage console on ${world} (${installed}).\n` +
       "Type help for the commands; any other text goes to the agent. Ctrl-D leaves.",
   );
 }

@@ -13,8 +13,9 @@
  * @module
  */
 import { join } from "node:path";
-import type { Client } from "./client.ts";
+import { Buffer } from "node:buffer";
 import type { Host } from "./host.ts";
+import { LocalHostView } from "./host_view.ts";
 import {
   classify,
   error,
@@ -27,7 +28,6 @@ import {
   RpcError,
   tooDeep,
 } from "./jsonrpc.ts";
-import type { Process } from "./process.ts";
 import type { World } from "./world.ts";
 import { jsonTextTooDeep } from "../runtime/json_depth.ts";
 import { MAX_MESSAGE_BYTES } from "../runtime/messages.ts";
@@ -38,17 +38,10 @@ export const CONTROL_FOLDER = "control";
 export const SOCKET_NAME = "socket";
 /** A Unix socket's path must fit `sun_path`: 108 bytes on Linux, 104 on macOS. */
 export const MAX_SOCKET_PATH_BYTES = 103;
+/** The most `host/cat` reads of a file (its answer is base64, a third larger). */
+export const MAX_CAT_BYTES = 8 * 1024 * 1024;
 /** Answers a connection has not read yet; past this it is closed (it stopped reading). */
 export const MAX_UNREAD_ANSWER_BYTES = 64 * 1024 * 1024;
-
-/** What `host/info` answers. */
-export interface HostInfo {
-  world: string;
-  pid: number;
-  started: string;
-  /** The methods of the core API (PROTOCOL section 9). */
-  coreMethods: string[];
-}
 
 /** The folder and the socket of a world's endpoint. */
 export function controlPaths(world: Pick<World, "coreStateDir">): {
@@ -160,14 +153,26 @@ export class ControlEndpoint {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
-/** One front end on the socket: one caller. */
+/** The `host/…` methods, for the message of an unknown one. */
+const HOST_METHODS = [
+  "host/info",
+  "host/processes",
+  "host/cancel",
+  "host/plugins",
+  "host/ls",
+  "host/cat",
+  "host/names",
+  "host/version",
+  "host/discover",
+];
+
+/** One front end on the socket: one caller, served by its own {@linkcode LocalHostView}. */
 class Connection {
   readonly #host: Host;
   readonly #conn: Deno.Conn;
-  readonly #client: Client;
-  readonly #started: Date;
+  readonly #view: LocalHostView;
   readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
-  /** The connection's request IDs in flight → the IDs its client sent them with. */
+  /** The connection's request IDs in flight → the IDs its view sent them with. */
   readonly #calls = new Map<string, Id | undefined>();
   readonly closed: Promise<void>;
   #unread = 0;
@@ -176,9 +181,8 @@ class Connection {
   constructor(host: Host, conn: Deno.Conn, started: Date) {
     this.#host = host;
     this.#conn = conn;
-    this.#started = started;
-    this.#client = host.client("console");
-    this.#client.onNotification = (message) => this.#send(message);
+    this.#view = new LocalHostView(host, started);
+    this.#view.onNotification = (message) => this.#send(message);
     this.#writer = conn.writable.getWriter();
     this.closed = this.#read().finally(() => this.close());
   }
@@ -187,21 +191,13 @@ class Connection {
   async close(): Promise<void> {
     if (this.#closing) return;
     this.#closing = true;
-    this.#client.alive = false;
-    const own = this.#host.processes.list().filter((p) =>
-      p.parent === this.#client && p.state === "running"
-    );
     await this.#writer.close().catch(() => {});
     try {
       this.#conn.close();
     } catch {
       // closed by the other side already
     }
-    await Promise.all(
-      own.map((p) =>
-        this.#host.processes.stop(p, "its caller disconnected from the control endpoint")
-      ),
-    );
+    await this.#view.close("its caller disconnected from the control endpoint");
   }
 
   async #read(): Promise<void> {
@@ -255,12 +251,11 @@ class Connection {
       return;
     }
     if (text === "") return;
-    let value: unknown;
     if (jsonTextTooDeep(text)) {
-      const refusal = tooDeep(null);
-      this.#send(error(null, refusal.error));
+      this.#send(error(null, tooDeep(null).error));
       return;
     }
+    let value: unknown;
     try {
       value = JSON.parse(text);
     } catch (e) {
@@ -283,7 +278,7 @@ class Connection {
         return;
       case "notification":
         if (!message.method.startsWith("host/")) {
-          this.#client.notify(message.method, message.params);
+          this.#view.request(message.method, message.params); // no id: its answer is dropped
         }
         return;
       case "request":
@@ -300,42 +295,40 @@ class Connection {
       }));
       return;
     }
-    if (method.startsWith("host/")) {
-      try {
-        this.#send(result(id, this.#hostMethod(method, params)));
-      } catch (e) {
-        this.#send(error(
-          id,
-          e instanceof RpcError ? e : new RpcError(
-            ErrorCode.InternalError,
-            `${method}: ${(e as Error).message}`,
-          ),
-        ));
-      }
-      return;
-    }
     this.#calls.set(key, undefined);
-    this.#client.request(method, params, {
-      onId: (sent) => this.#calls.set(key, sent),
-      onNotify: (name, p) =>
-        this.#send(notification("core.notify", { call: id, name, params: p ?? {} })),
-    }).then((response) => {
+    const answer = method.startsWith("host/")
+      ? this.#hostMethod(method, params).then((value) => result(id, value), (e) =>
+        error(
+          id,
+          e instanceof RpcError ? e : new RpcError(ErrorCode.InvalidParams, (e as Error).message),
+        ))
+      : this.#view.request(method, params, {
+        onId: (sent) => this.#calls.set(key, sent),
+        onNotify: (name, p) =>
+          this.#send(notification("core.notify", { call: id, name, params: p ?? {} })),
+      }).then((response) => ({ ...response, id }));
+    answer.then((response) => {
       this.#calls.delete(key);
-      this.#send({ ...response, id });
+      this.#send(response);
     });
   }
 
-  #hostMethod(method: string, params: Record<string, unknown>): unknown {
+  async #hostMethod(method: string, params: Record<string, unknown>): Promise<unknown> {
+    const view = this.#view;
+    const text = (name: string) => {
+      const value = params[name];
+      if (typeof value !== "string") {
+        throw new RpcError(ErrorCode.InvalidParams, `${method} needs "${name}", a string`);
+      }
+      return value;
+    };
     switch (method) {
       case "host/info":
-        return {
-          world: this.#host.world.root,
-          pid: Deno.pid,
-          started: this.#started.toISOString(),
-          coreMethods: this.#host.core.methods,
-        } satisfies HostInfo;
+        return view.info;
       case "host/processes":
-        return this.#host.processes.list().filter((p) => p.state !== "ended").map((p) => p.info());
+        return await view.processes();
+      case "host/plugins":
+        return await view.plugins();
       case "host/cancel": {
         const key = idKey(params.id as Id);
         if (!this.#calls.has(key)) {
@@ -344,26 +337,37 @@ class Connection {
             `host/cancel: no call of this connection has the id ${key}`,
           );
         }
-        const process = this.#processOf(this.#calls.get(key));
-        if (process) this.#host.processes.stop(process, "its caller cancelled the call");
-        return { stopped: process?.pid ?? null };
+        const sent = this.#calls.get(key);
+        return { stopped: sent === undefined ? null : await view.cancel(sent) };
       }
+      case "host/ls":
+        return await view.list(text("path"));
+      case "host/cat": {
+        const limit = params.limit === undefined ? undefined : Number(params.limit);
+        if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 0)) {
+          throw new RpcError(ErrorCode.InvalidParams, "host/cat: limit must be a byte count");
+        }
+        const file = await view.read(text("path"), Math.min(limit ?? Infinity, MAX_CAT_BYTES));
+        return {
+          path: file.path,
+          size: file.size,
+          base64: Buffer.from(file.bytes).toString("base64"),
+        };
+      }
+      case "host/names":
+        return await view.names(text("folder"));
+      case "host/version":
+        return await view.version(text("plugin"));
+      case "host/discover":
+        await view.discover(text("plugin"));
+        return null;
       default:
         throw new RpcError(
           ErrorCode.MethodNotFound,
-          `the control endpoint has no method ${method} (it has host/info, host/processes, ` +
-            "host/cancel, and the methods of the plugins and of the core)",
+          `the control endpoint has no method ${method} (it has ${HOST_METHODS.join(", ")}, ` +
+            "and the methods of the plugins and of the core)",
         );
     }
-  }
-
-  /** The process a call of this connection started, while it runs. */
-  #processOf(sent: Id | undefined): Process | undefined {
-    if (sent === undefined) return undefined;
-    return this.#host.processes.list().find((p) =>
-      p.origin?.peer === this.#client && idKey(p.origin.id) === idKey(sent) &&
-      p.state === "running"
-    );
   }
 
   /** Queues a message; a connection that stops reading its answers is closed. */

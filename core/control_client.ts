@@ -6,18 +6,22 @@
  * @module
  */
 import { join } from "node:path";
-import { CONTROL_FOLDER, type HostInfo, SOCKET_NAME } from "./control.ts";
+import { Buffer } from "node:buffer";
+import { CONTROL_FOLDER, SOCKET_NAME } from "./control.ts";
+import {
+  type HostInfo,
+  type HostView,
+  type ProcessInfo,
+  type ViewEnd,
+  ViewError,
+  type ViewRequestOptions,
+} from "./host_view.ts";
 import { ErrorCode, type Id, idKey, type Request, type Response } from "./jsonrpc.ts";
+import type { FileContent, Listing } from "./view_files.ts";
 
 /** The endpoint exists but must not be used; the message says why and what to do. */
 export class ControlError extends Error {
   override name = "ControlError";
-}
-
-/** Options of one call through the endpoint. */
-export interface ControlRequestOptions {
-  /** Gets the `core.notify` notifications of this call. */
-  onNotify?: (name: string, params: unknown) => void;
 }
 
 interface Pending {
@@ -27,8 +31,8 @@ interface Pending {
 
 const encoder = new TextEncoder();
 
-/** A connection to the host that runs a world. */
-export class ControlClient {
+/** A connection to the host that runs a world: the {@linkcode HostView} over the socket. */
+export class ControlClient implements HostView {
   readonly #conn: Deno.Conn;
   readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
   readonly #pending = new Map<string, Pending>();
@@ -38,11 +42,22 @@ export class ControlClient {
   readonly closed: Promise<void>;
   /** Notifications that belong to no call. */
   onNotification?: (message: Request) => void;
+  /** The host's notes are for the person at the host; none come over the socket. */
+  onNote?: (text: string) => void;
+  /** Set by {@linkcode connect} from `host/info`. */
+  info: HostInfo = { world: "", pid: 0, started: "", coreMethods: [] };
+  /** The services were started before the endpoint listened. */
+  readonly ready: Promise<void> = Promise.resolve();
+  readonly ended: Promise<ViewEnd>;
 
   private constructor(conn: Deno.Conn) {
     this.#conn = conn;
     this.#writer = conn.writable.getWriter();
     this.closed = this.#read().finally(() => this.#ended());
+    this.ended = this.closed.then(() => ({
+      code: 1,
+      why: "the host closed the connection: it stopped or was killed",
+    }));
   }
 
   /**
@@ -92,14 +107,14 @@ export class ControlClient {
       }
       throw e;
     }
-    return new ControlClient(conn);
-  }
-
-  /** The host's world, process ID and start. */
-  async info(): Promise<HostInfo> {
-    const response = await this.request("host/info");
-    if (response.error) throw new ControlError(response.error.message);
-    return response.result as HostInfo;
+    const client = new ControlClient(conn);
+    const answer = await client.request("host/info");
+    if (answer.error) {
+      await client.close();
+      throw new ControlError(`the host did not say what it runs: ${answer.error.message}`);
+    }
+    client.info = answer.result as HostInfo;
+    return client;
   }
 
   /**
@@ -109,7 +124,7 @@ export class ControlClient {
   request(
     method: string,
     params: Record<string, unknown> = {},
-    options: ControlRequestOptions & { onId?: (id: Id) => void } = {},
+    options: ViewRequestOptions = {},
   ): Promise<Response> {
     const id = this.#nextId++;
     options.onId?.(id);
@@ -123,9 +138,50 @@ export class ControlClient {
     return promise;
   }
 
-  /** Stops the process a call started (its answer then comes as usual). */
-  async cancel(id: Id): Promise<void> {
-    await this.request("host/cancel", { id });
+  /** Stops the process a call started (its answer then comes as usual); gives its ID or null. */
+  async cancel(id: Id): Promise<string | null> {
+    const r = await this.#host("host/cancel", { id }) as { stopped: string | null };
+    return r.stopped;
+  }
+
+  async processes(): Promise<ProcessInfo[]> {
+    return await this.#host("host/processes") as ProcessInfo[];
+  }
+
+  async plugins(): Promise<string[]> {
+    return await this.#host("host/plugins") as string[];
+  }
+
+  async list(path: string): Promise<Listing> {
+    return await this.#host("host/ls", { path }) as Listing;
+  }
+
+  async read(path: string, limit?: number): Promise<FileContent> {
+    const r = await this.#host("host/cat", limit === undefined ? { path } : { path, limit }) as {
+      path: string;
+      size: number;
+      base64: string;
+    };
+    return { path: r.path, size: r.size, bytes: new Uint8Array(Buffer.from(r.base64, "base64")) };
+  }
+
+  async names(folder: string): Promise<string[]> {
+    return await this.#host("host/names", { folder }) as string[];
+  }
+
+  async version(plugin: string): Promise<string | null> {
+    return await this.#host("host/version", { plugin }) as string | null;
+  }
+
+  async discover(plugin: string): Promise<void> {
+    await this.#host("host/discover", { plugin });
+  }
+
+  /** A `host/…` method's result; its error as a {@linkcode ViewError}. */
+  async #host(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
+    const response = await this.request(method, params);
+    if (response.error) throw new ViewError(response.error.message);
+    return response.result;
   }
 
   /** Closes the connection: the host stops what this connection called. */

@@ -48,7 +48,7 @@ Deno.test("a call through the endpoint gives its result, its error and its notif
     });
     assert.deepEqual(progress.result, { steps: 3 });
     assert.deepEqual(notes, [0, 1, 2].map((step) => ["progress", { step }]));
-    const info = await c.info();
+    const info = c.info;
     assert.equal(info.world, w.root);
     assert.equal(info.pid, Deno.pid);
     assert.ok(info.coreMethods.includes("core.log"));
@@ -138,13 +138,18 @@ Deno.test("bad input on the socket gets a clear error, and the connection goes o
     '{"jsonrpc":"2.0","id":5,"method":"probe.echo","params":"text"}',
     '{"jsonrpc":"2.0","id":6,"method":"probe.echo","params":{"ok":true}}',
   ], 7) as { id: Id; error?: { code: number; message: string }; result?: unknown }[];
-  const byCode = answers.map((a) => a.error?.code ?? "result");
-  assert.deepEqual(byCode, [-32700, -32600, -32600, -32600, -32601, -32602, "result"]);
-  assert.match(answers[0].error!.message, /not JSON/);
-  assert.match(answers[1].error!.message, /batches are not supported/);
-  assert.match(answers[2].error!.message, /deeper than 256 levels/);
-  assert.match(answers[4].error!.message, /host\/info, host\/processes/);
-  assert.deepEqual(answers[6], { jsonrpc: "2.0", id: 6, result: { ok: true } });
+  // answers to lines without a usable ID come in order; the others may overtake them
+  const unnamed = answers.filter((a) => a.id === null);
+  assert.deepEqual(unnamed.map((a) => a.error?.code), [-32700, -32600, -32600, -32600]);
+  assert.match(unnamed[0].error!.message, /not JSON/);
+  assert.match(unnamed[1].error!.message, /batches are not supported/);
+  assert.match(unnamed[2].error!.message, /deeper than 256 levels/);
+  assert.match(unnamed[3].error!.message, /requests and notifications, not responses/);
+  const byId = new Map(answers.map((a) => [a.id, a]));
+  assert.equal(byId.get(4)?.error?.code, -32601);
+  assert.match(byId.get(4)!.error!.message, /host\/info, host\/processes/);
+  assert.equal(byId.get(5)?.error?.code, -32602);
+  assert.deepEqual(byId.get(6), { jsonrpc: "2.0", id: 6, result: { ok: true } });
   // an ID that is in use by a running call of the same connection
   const twice = await rawExchange(controlPaths(w.host.world).socket, [
     '{"jsonrpc":"2.0","id":"x","method":"probe.sleep","params":{"ms":300}}',
@@ -153,7 +158,7 @@ Deno.test("bad input on the socket gets a clear error, and the connection goes o
   assert.equal(twice[0].error?.code, -32600);
   assert.match(twice[0].error!.message, /already used by a call of this connection/);
   assert.deepEqual(twice[1].result, { slept: 300 });
-  assert.equal(w.host.processes.list().length, 0);
+  await eventually(() => w.host.processes.list().length === 0);
 });
 
 Deno.test("an endpoint folder that other users could enter, or that another user owns, is refused", async () => {
@@ -315,5 +320,101 @@ Deno.test("after a host is killed, its stale socket is found, removed, and the w
   } finally {
     if (!removed) child.kill("SIGKILL");
     await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
+});
+
+/** Runs `sausage attach WORLD` with `script` on stdin (the console's script mode). */
+function attachWith(root: string, script: string) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--no-prompt", "--allow-all", "--unstable-worker-options", MAIN, "attach", root],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  writer.write(new TextEncoder().encode(script));
+  return { child, writer };
+}
+
+Deno.test("sausage attach runs the console on a headless host: calls, ps, ls, cat and methods", async () => {
+  const { root, child } = await headless();
+  try {
+    const { child: attached, writer } = attachWith(
+      root,
+      'probe.echo {"via": "attach"}\nprobe.fail\nls /plugins\ncat /proc/core/plugins/probe/discover.json\nmethods probe\nmethods nothing\nls /nothing\n',
+    );
+    await writer.close();
+    const out = await attached.output();
+    const stdout = new TextDecoder().decode(out.stdout);
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    assert.match(stdout, /"via": "attach"/);
+    assert.match(stdout, /4711/);
+    assert.match(stdout, /^ {2}agent\/\n {2}cargo\/\n {2}probe\/$/m);
+    assert.match(stdout, /"openrpc"/);
+    assert.match(stdout, /there is no plugin "nothing"/);
+    assert.match(stdout, /ls: \/nothing: no such file or folder/);
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("two attached consoles at once: each sees the other's calls, and leaving stops only its own", async () => {
+  const { root, child } = await headless();
+  const watcher = await connect(root);
+  try {
+    const a = attachWith(root, "probe.never\n"); // waits for its answer
+    await eventually(async () => (await watcher.processes()).length === 1, 15_000);
+    const [never] = await watcher.processes();
+    const b = attachWith(root, "ps\nprobe.echo {}\n");
+    await b.writer.close();
+    const bOut = await b.child.output();
+    assert.equal(bOut.code, 0);
+    assert.match(new TextDecoder().decode(bOut.stdout), /probe\.never +running +console/);
+    assert.equal((await watcher.processes()).length, 1, "b's leaving did not stop a's call");
+    a.child.kill("SIGINT");
+    assert.equal((await a.child.status).code, 130);
+    await a.child.stdout.cancel();
+    await a.child.stderr.cancel();
+    await eventually(async () => (await watcher.processes()).length === 0);
+    const stops = await watcher.request("core.log", {
+      pid: never.pid,
+      grep: "^stop: its caller disconnected",
+    });
+    assert.equal((stops.result as { entries: unknown[] }).entries.length, 1);
+  } finally {
+    await watcher.close();
+    child.kill("SIGTERM");
+    await child.status;
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("attach with no host says how to start one; a host that goes away ends the console with 1", async () => {
+  const root = await Deno.makeTempDir({ prefix: "sausage-control-" });
+  await initWorld(root);
+  const none = await run(["attach", root]);
+  assert.equal(none.code, 3);
+  assert.match(none.stderr, /no host runs .*sausage --headless/);
+  await Deno.remove(root, { recursive: true });
+
+  const host = await headless();
+  try {
+    const a = attachWith(host.root, "probe.never\n");
+    await eventually(async () => {
+      const c = await ControlClient.connect(host.root);
+      const n = (await c?.processes())?.length ?? 0;
+      await c?.close();
+      return n === 1;
+    }, 15_000);
+    host.child.kill("SIGKILL");
+    await host.child.status;
+    const out = await a.child.output();
+    assert.equal(out.code, 1);
+    assert.match(new TextDecoder().decode(out.stderr), /the host closed the connection/);
+  } finally {
+    await Deno.remove(host.root, { recursive: true }).catch(() => {});
   }
 });
