@@ -42,14 +42,14 @@
 import { problemText } from "./report.ts";
 import {
   ANY,
-  type JsonValue,
   outsideOf,
   type OutsideSubset,
   SchemaSpace,
   type Shape,
   type Unlisted,
 } from "./schema.ts";
-import { type Reason, SubsetChecker } from "./subset.ts";
+import type { ImportResult, ImportStatus, Problem, ProblemOutside } from "./problems.ts";
+import { SubsetChecker } from "./subset.ts";
 import { describe } from "./values.ts";
 
 /**
@@ -127,65 +127,6 @@ export interface OpenRpcDocument extends InterfaceDocument {
   "x-sausage-imports"?: Record<string, OpenRpcDocument>;
   /** The grace period in seconds. */
   "x-sausage-grace"?: number;
-}
-
-/**
- * A construct outside the subset, on the consumer's or the provider's side.
- *
- * @example
- * ```ts
- * const o: ProblemOutside = { construct: "pattern", path: "#/components/schemas/Note/properties/text", detail: "a pattern of strings", side: "provider" };
- * ```
- */
-export interface ProblemOutside extends OutsideSubset {
-  side: "consumer" | "provider";
-}
-
-/**
- * What breaks.
- *
- * @example
- * ```ts
- * const broken = checkImport(entry, provider).problems.filter((p) => p.kind === "params");
- * ```
- */
-export type ProblemKind =
-  | "missing-method"
-  | "missing-endpoint"
-  | "params"
-  | "result"
-  | "outside-subset";
-
-/**
- * One way an import breaks.
- *
- * @example
- * ```ts
- * const [p] = checkImport(entry, newNotes, { consumer: "agent", provider: "notes" }).problems;
- * // p.kind === "params"; p.signature === "notes.add(text: string) -> Added"
- * // p.text === 'notes.add has no param "text". It requires "body": string.'
- * // p.counterexample is { text: "milk" }
- * ```
- */
-export interface Problem {
-  kind: ProblemKind;
-  consumer: string;
-  provider: string;
-  /** The endpoint interface, or null for the main interface. */
-  endpoint: string | null;
-  /** The method, or null for a missing endpoint interface. */
-  method: string | null;
-  /** The import as the consumer sees it: `notes.add(text: string) -> Added`. */
-  signature: string;
-  /** In words: `notes.add has no param "text". It requires "body": string.` */
-  text: string;
-  /** For `params`, `result`, and `outside-subset`: which of the two. */
-  part?: "params" | "result";
-  /** For `params` and `result`: a value that one side writes and the other cannot read. */
-  counterexample?: JsonValue;
-  reason?: Reason;
-  /** For `outside-subset`: the constructs. */
-  outside?: ProblemOutside[];
 }
 
 /**
@@ -553,39 +494,6 @@ export interface Unavailable {
  * ```
  */
 export type WorldEntry = OpenRpcDocument | Unavailable | "unavailable";
-
-/**
- * The result of one import in the world: `ok`, `broken` (with problems),
- * `missing` (no such plugin), or `unavailable` (its discovery failed, so the
- * import cannot be checked).
- *
- * @example
- * ```ts
- * const broken = checkWorld(documents).imports.filter((i) => i.status === "broken");
- * ```
- */
-export type ImportStatus = "ok" | "broken" | "missing" | "unavailable";
-
-/**
- * One import of one plugin, and its result.
- *
- * @example
- * ```ts
- * for (const i of checkWorld(documents).imports) {
- *   console.log(`${i.consumer} imports ${i.provider}: ${i.status}`);
- * }
- * ```
- */
-export interface ImportResult {
-  consumer: string;
-  provider: string;
-  status: ImportStatus;
-  /** The imported methods: `add`, and `control.stats` for an endpoint interface. */
-  methods: string[];
-  problems: Problem[];
-  /** For `unavailable`: why the provider's discovery failed. */
-  detail?: string;
-}
 
 /**
  * Every import of every plugin.

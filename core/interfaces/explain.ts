@@ -16,7 +16,7 @@
  * @module
  */
 
-import type { PathSegment, Reason } from "./subset.ts";
+import type { PathSegment, Reason } from "./reason.ts";
 
 /**
  * Who is who in a sentence, and what the value is.

@@ -26,19 +26,22 @@ export {
   type CheckWorldOptions,
   type ContentDescriptor,
   type ImportCheck,
-  type ImportResult,
-  type ImportStatus,
   type InterfaceDocument,
   methodLabel,
   type MethodObject,
   type OpenRpcDocument,
-  type Problem,
-  type ProblemKind,
-  type ProblemOutside,
   type Unavailable,
   type WorldCheck,
   type WorldEntry,
 } from "./compat.ts";
+export type {
+  ImportResult,
+  ImportStatus,
+  Problem,
+  ProblemKind,
+  ProblemOutside,
+} from "./problems.ts";
+export type { PathSegment, Reason } from "./reason.ts";
 export { capitalize, explainReason, pathText, type ReasonLabels } from "./explain.ts";
 export {
   counterexampleText,
@@ -65,8 +68,6 @@ export type { NumberPart } from "./numbers.ts";
 export {
   type Counterexample,
   isSubset,
-  type PathSegment,
-  type Reason,
   type SideOutside,
   SubsetChecker,
   type SubsetOptions,

@@ -33,11 +33,10 @@ import {
   checkImport,
   checkWorld,
   type ImportCheck,
-  type ImportResult,
-  type ImportStatus,
   type OpenRpcDocument,
   type WorldEntry,
 } from "./compat.ts";
+import type { ImportResult, ImportStatus } from "./problems.ts";
 import { type JsonValue, normalize, type Unlisted } from "./schema.ts";
 import { isSubset } from "./subset.ts";
 import {

@@ -23,7 +23,7 @@
  * @module
  */
 
-import type { ImportResult, Problem } from "./compat.ts";
+import type { ImportResult, Problem } from "./problems.ts";
 import { capitalize, explainReason } from "./explain.ts";
 import { formatJson } from "./values.ts";
 
