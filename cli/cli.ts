@@ -481,8 +481,9 @@ run or self); 75 a plugin called core.exit; 130 and 143 when the console
 ends on SIGINT or SIGTERM. \`sausage run\` exits with the component's status
 (134 when it trapped); \`sausage test\` with libtest's (101 when a test failed).
 NO_COLOR=1 turns colours off.
-Limits (live processes, per call tree, call depth, notifications in flight)
-are raised in WORLD/config/limits.yaml, read at start (PROTOCOL 3.10).
+Limits (live processes, per call tree, call depth, notifications in flight,
+the memory of a process, its unread stdin, /self and /run together) are
+raised in WORLD/config/limits.yaml, read at start (PROTOCOL 3.10).
 A console or headless host listens on WORLD/state/core/control/socket:
 attach, call, ps, log, stop and kill reach it there (PROTOCOL section 12).`,
     )
