@@ -120,6 +120,19 @@ for (const name of PLUGINS) {
   });
 }
 
+Deno.test("a binary in src/bin/ is described by its own docs, and so is its endpoint", async () => {
+  await using w = await startWorld({ plugins: {} });
+  await install(w.root, { counter: "counter_v1" });
+  const doc = (await w.call("counter.rpc.discover")) as Doc;
+  // not the docs of the crate's library, which both binaries share
+  assert.equal(
+    (doc.info as Doc).description,
+    "The counter, version 1: the count is text in `count.txt`.",
+  );
+  const hits = (doc["x-sausage-endpoints"] as Record<string, Doc>).hits;
+  assert.equal(hits.description, "The endpoint of the running service.");
+});
+
 /** Validates `value` against a schema of a document, resolving its `$ref`s. */
 function validator(doc: Doc, schema: Json) {
   const a = ajv();

@@ -247,24 +247,69 @@ fn docs(attrs: &[Attribute]) -> Option<String> {
     if text.is_empty() { None } else { Some(text) }
 }
 
-/// The crate root (`src/main.rs` or `src/lib.rs`) of the package being
-/// compiled, parsed: an attribute macro sees only its own item, but the
-/// crate docs and the docs of the interface's struct are part of the
-/// interface too.
-fn crate_root() -> Option<syn::File> {
-    let dir = std::env::var("CARGO_MANIFEST_DIR").ok()?;
-    for file in ["src/main.rs", "src/lib.rs"] {
-        let Ok(text) = std::fs::read_to_string(std::path::Path::new(&dir).join(file)) else { continue };
-        return syn::parse_file(&text).ok();
-    }
-    None
+/// The source file the macro was called in, parsed: an attribute macro sees
+/// only its own item, but the crate docs and the docs of the interface's
+/// struct are part of the interface too. `None` when rustc does not say
+/// (a remapped path) or the file cannot be read: then [`crate_root`].
+fn calling_file() -> Option<syn::File> {
+    let path = proc_macro::Span::call_site().local_file()?;
+    syn::parse_file(&std::fs::read_to_string(path).ok()?).ok()
 }
 
-/// The docs of the struct or enum `name` at the top level of the crate root.
-fn type_docs(root: &syn::File, name: &str) -> Option<String> {
-    root.items.iter().find_map(|item| match item {
+/// The root of the target being compiled, found the way cargo finds it: a
+/// binary's `src/bin/<name>.rs`, `src/bin/<name>/main.rs` or `src/main.rs`,
+/// else the library's `src/lib.rs`.
+fn crate_root() -> Option<syn::File> {
+    let dir = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").ok()?);
+    let candidates = match std::env::var("CARGO_BIN_NAME") {
+        Ok(bin) => {
+            let mut files = vec![format!("src/bin/{bin}.rs"), format!("src/bin/{bin}/main.rs")];
+            // the default binary has the package's name
+            let default = std::env::var("CARGO_PKG_NAME").is_ok_and(|p| p.replace('-', "_") == bin.replace('-', "_"));
+            if default { files.insert(0, "src/main.rs".to_owned()) }
+            files
+        }
+        Err(_) => vec!["src/lib.rs".to_owned(), "src/main.rs".to_owned()],
+    };
+    candidates.iter().find_map(|file| syn::parse_file(&std::fs::read_to_string(dir.join(file)).ok()?).ok())
+}
+
+/// What documents the interface `name` in a file (also in its inline
+/// modules): `Some(docs)` when its struct or its `#[rpc]` impl is there,
+/// with the docs of either (the impl's first); `None` when neither is.
+fn interface_docs(items: &[syn::Item], name: &str) -> Option<Option<String>> {
+    let mut found = false;
+    let mut doc = None;
+    for item in items {
+        match item {
+            syn::Item::Impl(imp) if imp.trait_.is_none() && imp.attrs.iter().any(|a| is_attr(a, "rpc")) => {
+                if matches!(&*imp.self_ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == name)) {
+                    found = true;
+                    doc = docs(&imp.attrs).or(doc);
+                }
+            }
+            syn::Item::Struct(s) if s.ident == name => {
+                found = true;
+                doc = doc.or_else(|| docs(&s.attrs));
+            }
+            syn::Item::Mod(m) => {
+                if let Some(inner) = m.content.as_ref().and_then(|(_, items)| interface_docs(items, name)) {
+                    found = true;
+                    doc = doc.or(inner);
+                }
+            }
+            _ => {}
+        }
+    }
+    found.then_some(doc)
+}
+
+/// The docs of the struct or enum `name` in a file, also in its inline modules.
+fn type_docs(items: &[syn::Item], name: &str) -> Option<String> {
+    items.iter().find_map(|item| match item {
         syn::Item::Struct(s) if s.ident == name => docs(&s.attrs),
         syn::Item::Enum(e) if e.ident == name => docs(&e.attrs),
+        syn::Item::Mod(m) => m.content.as_ref().and_then(|(_, items)| type_docs(items, name)),
         _ => None,
     })
 }
@@ -612,14 +657,18 @@ fn rpc_impl(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2>
             None => quote!(describer.method_without_params::<#ok>(#json_name, #doc)),
         });
     }
+    // the crate docs are the target's root's (a binary in src/bin/ has its own); the interface's
+    // struct is most likely beside its impl
     let root = crate_root();
+    let here = calling_file();
     let type_name = match &*self_ty {
         Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default(),
         _ => String::new(),
     };
-    let impl_doc =
-        docs(&imp.attrs).or_else(|| root.as_ref().and_then(|r| type_docs(r, &type_name))).unwrap_or_default();
-    let description = match root.as_ref().and_then(|r| docs(&r.attrs)) {
+    let impl_doc = docs(&imp.attrs)
+        .or_else(|| [&here, &root].into_iter().flatten().find_map(|f| type_docs(&f.items, &type_name)))
+        .unwrap_or_default();
+    let description = match [&root, &here].into_iter().flatten().find_map(|f| docs(&f.attrs)) {
         Some(doc) => quote!(#doc),
         None => quote!(::core::env!("CARGO_PKG_DESCRIPTION")),
     };
@@ -627,6 +676,7 @@ fn rpc_impl(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2>
         Some(n) => quote!(::core::option::Option::Some(#n)),
         None => quote!(::core::option::Option::None),
     };
+    let mut endpoint_errors = TokenStream2::new();
     let endpoint_infos = args.endpoints.iter().map(|(_, ty)| quote!(#sp::__private::EndpointInfo::of::<#ty>()));
     let endpoint_impls = args.endpoints.iter().map(|(name, ty)| {
         quote_spanned! {ty.span()=>
@@ -635,11 +685,28 @@ fn rpc_impl(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2>
             }
         }
     });
+    // an endpoint's docs are its description: a missing one is an error, as for a method
+    for (name, ty) in &args.endpoints {
+        let Type::Path(p) = ty else { continue };
+        let Some(ident) = p.path.segments.last().map(|s| s.ident.to_string()) else { continue };
+        let found = [&here, &root].into_iter().flatten().find_map(|f| interface_docs(&f.items, &ident));
+        if let Some(None) = found {
+            let e = syn::Error::new(
+                ty.span(),
+                format!(
+                    "the endpoint `{name}` has no doc comment: write /// above `struct {ident}` or above \
+                     its #[rpc] impl (rpc.discover gives it as the endpoint's description)"
+                ),
+            );
+            endpoint_errors.extend(e.to_compile_error());
+        }
+    }
 
     // The rules on types are where clauses: each broken one is one error at
     // the type, and the body is checked as if it held (no errors follow).
     Ok(quote! {
         #errors
+        #endpoint_errors
 
         #imp
 
