@@ -21,17 +21,25 @@ import {
   type TimeSpec,
   VfsError,
 } from "../vfs/mod.ts";
+import { SharedBudget } from "../vfs/memory.ts";
 import type { Journal } from "./journal.ts";
+import { DEFAULT_LIMITS, resourceLimitText } from "./limits.ts";
 import type { LockTable } from "./locks.ts";
 import { isPluginName } from "./names.ts";
 import type { Process } from "./process.ts";
-import { LAYER_PROC, LAYER_RUN, LAYER_WORLD, MOUNT_POINTS } from "../runtime/messages.ts";
+import {
+  LAYER_PROC,
+  LAYER_RUN,
+  LAYER_WORLD,
+  MOUNT_POINTS,
+  selfLayer,
+} from "../runtime/messages.ts";
 
 /** Names in a process folder that belong to the core. */
 export const RESERVED_NAMES: ReadonlySet<string> = new Set(["info.json", "log", "fs"]);
-/** Bytes of files in `/run`, for all processes together. */
+/** Bytes of files in `/run` (its own limit, inside `files_mib`). */
 export const RUN_BYTES = 256 * 1024 * 1024;
-/** Bytes of files in one process's `/self`. */
+/** Bytes of files in one process's `/self` (its own limit, inside `files_mib`). */
 export const SELF_BYTES = 64 * 1024 * 1024;
 
 /** What `/proc` shows, provided by the host. */
@@ -59,15 +67,24 @@ const json = (value: unknown) => JSON.stringify(value, null, 2) + "\n";
 /** The lines `/proc/<pid>/log` shows: the last ones of the process. */
 export const LOG_LINES = 10_000;
 
+/** A note of the files limit is journaled at most this often. */
+const FULL_NOTE_INTERVAL_MS = 1000;
+
 /** The folder of one process: files it writes to `/self`, and the core's files. */
 class ProcessFolder {
-  readonly files = new MemoryFileSystem({ maxBytes: SELF_BYTES, reserved: [...RESERVED_NAMES] });
+  readonly files: MemoryFileSystem;
   readonly process: Process;
   readonly #journal: Journal;
 
-  constructor(process: Process, journal: Journal) {
+  constructor(process: Process, journal: Journal, shared: SharedBudget) {
     this.process = process;
     this.#journal = journal;
+    this.files = new MemoryFileSystem({
+      maxBytes: SELF_BYTES,
+      reserved: [...RESERVED_NAMES],
+      shared,
+      name: selfLayer(process.pid),
+    });
   }
 
   /** The core's files in the folder. */
@@ -93,28 +110,70 @@ class ProcessFolder {
 
 /** The layers of `/proc`, `/run` and every `/self`. */
 export class CoreFiles {
-  readonly run = new MemoryFileSystem({ maxBytes: RUN_BYTES });
+  /** The bytes of `/self` and `/run` together (the limit `files_mib`). */
+  readonly budget = new SharedBudget(DEFAULT_LIMITS.files_mib * 2 ** 20);
+  readonly run = new MemoryFileSystem({
+    maxBytes: RUN_BYTES,
+    shared: this.budget,
+    name: LAYER_RUN,
+  });
   readonly proc: GeneratedFileSystem;
   readonly world: HostFileSystem;
   readonly #sources: ProcSources;
   readonly #folders = new Map<string, ProcessFolder>();
   readonly #selfViews = new Map<string, SelfFileSystem>();
+  /** When the files limit was last journaled, and refusals since. */
+  #fullNote = { at: -Infinity, more: 0 };
 
   constructor(sources: ProcSources) {
     this.#sources = sources;
+    this.budget.onFull = (layer, syscall, path) => this.#full(layer, syscall, path);
     this.world = new HostFileSystem(sources.worldRoot, { reserved: MOUNT_POINTS });
     this.proc = new GeneratedFileSystem({ kind: "dir", entries: () => this.#procEntries() });
   }
 
+  /** The limit `files_mib` (PROTOCOL 3.10): MiB of `/self` and `/run` together. */
+  get filesLimitMib(): number {
+    return this.budget.maxBytes / 2 ** 20;
+  }
+  set filesLimitMib(mib: number) {
+    this.budget.maxBytes = mib * 2 ** 20;
+  }
+
+  /**
+   * A write refused at `files_mib`: the detail of its `ENOSPC`, and a
+   * journal line at most once a second (a full area is met by every write).
+   */
+  #full(layer: string, syscall: string, path: string): string {
+    const text = resourceLimitText("files_mib", this.filesLimitMib);
+    const now = performance.now();
+    const note = this.#fullNote;
+    if (now - note.at < FULL_NOTE_INTERVAL_MS) {
+      note.more++;
+      return text;
+    }
+    const more = note.more > 0 ? ` (${note.more} more refused since the last note)` : "";
+    const process = layer.startsWith("self:") ? this.#folders.get(layer.slice(5))?.process : null;
+    const where = `${process ? "/self" : "/run"}${path === "/" ? "" : path}`;
+    this.#sources.journal.event(
+      process?.pid ?? null,
+      process?.plugin ?? null,
+      `limit: ${syscall} of ${where} failed with insufficient-space: ${text}${more}`,
+    );
+    this.#fullNote = { at: now, more: 0 };
+    return text;
+  }
+
   /** Creates the folder of a process (at its start). */
   add(process: Process): void {
-    const folder = new ProcessFolder(process, this.#sources.journal);
+    const folder = new ProcessFolder(process, this.#sources.journal, this.budget);
     this.#folders.set(process.pid, folder);
     this.#selfViews.set(process.pid, new SelfFileSystem(folder));
   }
 
   /** Removes the folder of a process (at its end), with its files. */
   remove(pid: string): void {
+    this.#folders.get(pid)?.files.detach();
     this.#folders.delete(pid);
     this.#selfViews.delete(pid);
   }

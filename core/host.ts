@@ -17,8 +17,10 @@ import { Journal } from "./journal.ts";
 import { LockTable } from "./locks.ts";
 import { WorkerPool } from "./pool.ts";
 import { ProcessManager } from "./processes.ts";
+import { processLimits } from "./limits.ts";
 import { Router } from "./router.ts";
 import { readServices, Services } from "./services.ts";
+import type { SupervisionOptions } from "./supervision.ts";
 import { Upgrades } from "./upgrades.ts";
 import { PluginWatcher } from "./watcher.ts";
 import { cargoPlugin } from "../cargo/build.ts";
@@ -65,6 +67,8 @@ export interface HostOptions {
   cacheDir: string;
   /** Plugin workers (default: cores, at least 2). */
   workers?: number;
+  /** The most plugin workers when all of them compute (default: 4 × `workers`). */
+  maxWorkers?: number;
   /** Start the services of boot.yaml (default true). */
   services?: boolean;
   /**
@@ -74,6 +78,8 @@ export interface HostOptions {
   installAgent?: boolean;
   /** Messages for the person running the host (service failures, journal trouble). */
   onNote?: (text: string) => void;
+  /** Backoffs of services and refusals after crashes of plugin workers (tests shorten them). */
+  supervision?: Partial<SupervisionOptions>;
 }
 
 /** A running world. */
@@ -155,9 +161,11 @@ export class Host {
     });
     this.pool = new WorkerPool({
       size: options.workers,
+      maxSize: options.maxWorkers,
       files: new FileSystemServer((name) => this.files.layer(name)),
       permissions: { read: [world.root, options.cacheDir], write: [world.root], net: true },
       onFault: (m) => this.journal.event(null, null, `plugin worker fault: ${m}`),
+      crashMarker: options.supervision?.crashMarker,
     });
     this.clientCode = new ClientCode({
       cacheDir: options.cacheDir,
@@ -173,7 +181,11 @@ export class Host {
       journal: this.journal,
       locks: this.locks,
       files: this.files,
+      supervision: options.supervision,
     });
+    // the limits of PROTOCOL 3.10 that compiled modules, workers and /self and /run apply
+    this.cache.limits = processLimits(this.processes.limits);
+    this.files.filesLimitMib = this.processes.limits.files_mib;
     this.discovery = new Discovery({
       processes: this.processes,
       journal: this.journal,
@@ -207,6 +219,7 @@ export class Host {
       journal: this.journal,
     });
     this.versions.onChange = (plugin, previous, next) => {
+      this.processes.newVersion(plugin);
       this.upgrades.upgraded(plugin, previous, next);
       if (previous !== undefined) {
         this.discovery.discover(plugin, next).then(() => this.graph.update()).catch(() => {});
@@ -334,6 +347,7 @@ export class Host {
   async #doShutdown(): Promise<void> {
     this.journal.event(null, null, "host stop: stopping every process");
     this.upgrades.close();
+    this.services.close();
     this.clientCode.close();
     await this.#watcher?.close();
     await this.processes.shutdown();

@@ -1,11 +1,21 @@
 /**
- * Limits on processes, call depth and notifications in flight (PROTOCOL
- * 3.10), read once at start from `config/limits.yaml`.
+ * Limits on processes, call depth and notifications in flight, and on the
+ * resources one process or all of them hold: linear memory, unread stdin,
+ * and the in-memory `/self` and `/run` (PROTOCOL 3.10), read once at start
+ * from `config/limits.yaml`.
  *
  * @module
  */
 import { parse } from "yaml";
 import { ErrorCode, RpcError } from "./jsonrpc.ts";
+import {
+  LIMITS_FILE,
+  type ProcessLimits,
+  raiseText,
+  RESOURCE_WHAT,
+  type ResourceLimit,
+  resourceLimitText,
+} from "../runtime/messages.ts";
 
 /** What the process table allows at once. */
 export interface Limits {
@@ -17,6 +27,12 @@ export interface Limits {
   call_depth: number;
   /** Processes started by one sender's notifications that have not ended. */
   notifications_per_sender: number;
+  /** MiB of one linear memory of a process (tables: one element per KiB of it). */
+  memory_mib: number;
+  /** MiB of stdin a process has not read yet (answers and calls waiting for it). */
+  stdin_mib: number;
+  /** MiB of file content and link targets in `/self` and `/run`, all processes together. */
+  files_mib: number;
 }
 
 /** The defaults, when `config/limits.yaml` does not say otherwise. */
@@ -25,10 +41,15 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   processes_per_tree: 256,
   call_depth: 32,
   notifications_per_sender: 100,
+  // the agent holds a 128k-token context and 16 MiB messages in a few tens of MiB
+  memory_mib: 1024,
+  // four messages of the 16 MiB maximum waiting at once
+  stdin_mib: 64,
+  // /run's own 256 MiB, and room for the /self of many processes
+  files_mib: 512,
 });
 
-/** Where the limits are raised, relative to the world. */
-export const LIMITS_FILE = "config/limits.yaml";
+export { LIMITS_FILE, raiseText, type ResourceLimit, resourceLimitText };
 
 /** What each limit counts, in words for errors and the journal. */
 const WHAT: Record<keyof Limits, string> = {
@@ -36,7 +57,20 @@ const WHAT: Record<keyof Limits, string> = {
   processes_per_tree: "live processes in this call tree",
   call_depth: "nested calls",
   notifications_per_sender: "notifications in flight from this sender",
+  memory_mib: RESOURCE_WHAT.memory_mib,
+  stdin_mib: RESOURCE_WHAT.stdin_mib,
+  files_mib: RESOURCE_WHAT.files_mib,
 };
+
+/** The largest values that mean something. */
+const MOST: Partial<Record<keyof Limits, { value: number; why: string }>> = {
+  memory_mib: { value: 4096, why: "all that a 32-bit linear memory can address" },
+};
+
+/** The limits a plugin worker applies to each process. */
+export function processLimits(limits: Readonly<Limits>): ProcessLimits {
+  return { memoryMib: limits.memory_mib, stdinMib: limits.stdin_mib };
+}
 
 /**
  * Reads the limits from the YAML text of `config/limits.yaml` (null: no
@@ -75,6 +109,12 @@ export function parseLimits(text: string | null): { limits: Limits; problems: st
       problems.push(
         `${LIMITS_FILE}: ${key} must be a positive integer, not ${JSON.stringify(n)}: ` +
           `the default ${DEFAULT_LIMITS[name]} applies`,
+      );
+    } else if ((MOST[key as keyof Limits]?.value ?? Infinity) < n) {
+      const most = MOST[key as keyof Limits]!;
+      problems.push(
+        `${LIMITS_FILE}: ${key} must be at most ${most.value} (${most.why}), not ${n}: ` +
+          `the default ${DEFAULT_LIMITS[key as keyof Limits]} applies`,
       );
     } else {
       limits[key as keyof Limits] = n;
@@ -127,7 +167,7 @@ export class LimitError extends RpcError {
   readonly limit: keyof Limits;
 
   constructor(limit: keyof Limits, value: number, method: string) {
-    const raise = `set "${limit}: <number>" in ${LIMITS_FILE} of the world and restart the host`;
+    const raise = raiseText(limit);
     super(
       ErrorCode.ServerError,
       `${method} was refused: the limit ${limit} (${value} ${

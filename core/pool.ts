@@ -14,6 +14,7 @@
  * @module
  */
 import type { LoadedComponent } from "./components/cache.ts";
+import type { WorkerCrash } from "./supervision.ts";
 import { type FileSystemServer, SyncChannel } from "../vfs/mod.ts";
 import {
   type DirectoryMount,
@@ -35,8 +36,17 @@ export interface ProcessEvents {
   stderr?(lines: string[], dropped: number): void;
   /** Raw stdout (1) or stderr (2) bytes, in `raw` mode. */
   raw?(fd: 1 | 2, data: Uint8Array): void;
-  /** The process ended. Called once, after all its output. */
-  exit(report: ExitReport): void;
+  /**
+   * The process ended. Called once, after all its output; `workerCrash` is
+   * set when it ended because its worker crashed.
+   */
+  exit(report: ExitReport & { workerCrash?: WorkerCrash }): void;
+}
+
+/** A worker that crashed, and the processes that ended with it. */
+export interface CrashReport extends WorkerCrash {
+  /** The IDs of the processes that ran on it. */
+  pids: string[];
 }
 
 /** How to start one process. */
@@ -67,17 +77,68 @@ export interface PoolOptions {
   files?: FileSystemServer;
   /** Told about worker faults (bugs), for the journal. */
   onFault?: (message: string) => void;
+  /**
+   * For tests only: a process that writes exactly this line to stderr makes
+   * its worker throw an uncaught error (a crash, as a bug in the worker would).
+   */
+  crashMarker?: string;
 }
 
-/** The soft limit of open files of this process (1024 when it cannot be read). */
-function openFileLimit(): number {
+/** The open-file limit of the host and where it was found. */
+export interface OpenFileLimit {
+  /** The soft limit of open files (1024 when it could not be read). */
+  limit: number;
+  /** `/proc/self/limits`, `getrlimit`, or `fallback` (then `problem` says why). */
+  source: "/proc/self/limits" | "getrlimit" | "fallback";
+  problem?: string;
+}
+
+/** The open-file limit assumed when the host cannot read its own. */
+const FALLBACK_OPEN_FILES = 1024;
+
+/**
+ * The soft limit of open files of this process. Deno lets only `--allow-all`
+ * read `/proc/self/limits`, which the `sausage` executable does not have, so
+ * the limit then comes from libc's `getrlimit` (the host has `--allow-ffi`).
+ */
+export function openFileLimit(): OpenFileLimit {
+  const problems: string[] = [];
   try {
     const m = Deno.readTextFileSync("/proc/self/limits").match(/^Max open files\s+(\d+)/m);
-    if (m) return Number(m[1]);
-  } catch {
-    // not Linux
+    if (m) return { limit: Number(m[1]), source: "/proc/self/limits" };
+    problems.push('/proc/self/limits has no line "Max open files"');
+  } catch (e) {
+    problems.push(`/proc/self/limits: ${(e as Error).message}`);
   }
-  return 1024;
+  const libc = Deno.build.os === "darwin"
+    ? { path: "libSystem.dylib", resource: 8 }
+    : Deno.build.os === "linux"
+    ? { path: "libc.so.6", resource: 7 } // RLIMIT_NOFILE
+    : undefined;
+  if (libc) {
+    try {
+      const lib = Deno.dlopen(
+        libc.path,
+        {
+          getrlimit: { parameters: ["i32", "buffer"], result: "i32" },
+        } as const,
+      );
+      try {
+        const limits = new BigUint64Array(2); // rlim_cur, rlim_max
+        if (lib.symbols.getrlimit(libc.resource, limits) === 0) {
+          // RLIM_INFINITY is all ones: far more than any budget needs
+          const soft = limits[0] > 1n << 31n ? 2 ** 31 : Number(limits[0]);
+          return { limit: soft, source: "getrlimit" };
+        }
+        problems.push("getrlimit failed");
+      } finally {
+        lib.close();
+      }
+    } catch (e) {
+      problems.push(`getrlimit: ${(e as Error).message}`);
+    }
+  }
+  return { limit: FALLBACK_OPEN_FILES, source: "fallback", problem: problems.join("; ") };
 }
 
 /** Interrupt cells per worker (one wasm page of i32). */
@@ -104,6 +165,10 @@ class PluginWorker {
   readonly loaded = new Set<string>();
   readonly live = new Set<number>();
   readonly ready: Promise<void>;
+  /** Set once it crashed or failed to start: its processes have ended. */
+  dead = false;
+  /** Set once it said it is ready. */
+  started = false;
   #startTimer: ReturnType<typeof setTimeout> | undefined;
   #freeCells: number[] = [];
   #nextCell = 1;
@@ -136,17 +201,14 @@ class PluginWorker {
       },
     } as WorkerOptions);
     this.ready = new Promise((resolve, reject) => {
-      const timeout = this.#startTimer = setTimeout(
-        () =>
-          reject(
-            new Error(`plugin worker ${index} did not start within ${START_TIMEOUT_MS / 1000} s`),
-          ),
-        START_TIMEOUT_MS,
-      );
-      let started = false;
+      const timeout = this.#startTimer = setTimeout(() => {
+        const message = `plugin worker ${index} did not start within ${START_TIMEOUT_MS / 1000} s`;
+        reject(new Error(message));
+        onCrash(message); // processes placed on it must not wait forever
+      }, START_TIMEOUT_MS);
       this.worker.onmessage = (e: MessageEvent<FromWorker>) => {
         if (e.data.t === "ready") {
-          started = true;
+          this.started = true;
           clearTimeout(timeout);
           this.worker.onmessage = (e: MessageEvent<FromWorker>) => onMessage(e.data);
           resolve();
@@ -154,12 +216,13 @@ class PluginWorker {
       };
       this.worker.onerror = (e) => {
         e.preventDefault();
-        if (started) {
+        if (this.started) {
           onCrash(e.message);
           return;
         }
         clearTimeout(timeout);
         reject(new Error(`plugin worker ${index} failed to start: ${e.message}`));
+        onCrash(`it failed to start: ${e.message}`);
       };
     });
     this.send({
@@ -199,23 +262,36 @@ class PluginWorker {
 /** The plugin workers and the processes on them. */
 export class WorkerPool {
   readonly #options:
-    & Required<Omit<PoolOptions, "onFault" | "files">>
-    & Pick<PoolOptions, "onFault" | "files">;
+    & Required<Omit<PoolOptions, "onFault" | "files" | "crashMarker">>
+    & Pick<PoolOptions, "onFault" | "files" | "crashMarker">;
   readonly #workers: PluginWorker[] = [];
   readonly #processes = new Map<string, Running>();
   #ticker: ReturnType<typeof setInterval> | undefined;
   #nextIndex = 0;
   /** Host files each worker may hold open: half the process's limit, shared by the most workers. */
   readonly #fileBudget: number;
+  /** The host's open-file limit the budget comes from. */
+  readonly openFiles: OpenFileLimit;
   #closed = false;
+  /**
+   * Told when a worker crashed, before its processes' `exit` events (the
+   * process table charges the crash and journals it).
+   */
+  onCrash?: (crash: CrashReport) => void;
 
   constructor(options: PoolOptions) {
     const size = options.size ?? Math.max(2, navigator.hardwareConcurrency || 2);
-    this.#options = { ...options, size, maxSize: options.maxSize ?? size * 4 };
+    this.#options = { ...options, size, maxSize: Math.max(size, options.maxSize ?? size * 4) };
+    this.openFiles = openFileLimit();
     this.#fileBudget = Math.max(
       64,
-      Math.min(4096, Math.floor(openFileLimit() / 2 / this.#options.maxSize)),
+      Math.min(4096, Math.floor(this.openFiles.limit / 2 / this.#options.maxSize)),
     );
+  }
+
+  /** Host files each worker's processes may hold open together. */
+  get fileBudget(): number {
+    return this.#fileBudget;
   }
 
   /** Starts the base workers and waits until they are ready. */
@@ -234,6 +310,11 @@ export class WorkerPool {
     return this.#workers.length;
   }
 
+  /** The number of the worker that runs a process (as in `sausage-plugins-<n>`). */
+  workerOf(pid: string): number | undefined {
+    return this.#processes.get(pid)?.worker.index;
+  }
+
   /** Starts a process of `component`. Events arrive until `exit`. */
   spawn(component: LoadedComponent, options: SpawnOptions, events: ProcessEvents): void {
     if (this.#closed) throw new Error("the worker pool is closed");
@@ -250,7 +331,7 @@ export class WorkerPool {
         modules: component.modules,
       });
     }
-    worker.send({ t: "spawn", hash: component.hash, cell, ...options });
+    worker.send({ t: "spawn", hash: component.hash, cell, limits: component.limits, ...options });
     this.#startTicker();
   }
 
@@ -301,26 +382,45 @@ export class WorkerPool {
     return worker;
   }
 
-  /** A worker died (a bug): its processes end as failed, and a new worker takes its place. */
+  /**
+   * A worker died (a bug, or it did not start): the processes it ran end,
+   * each told why, and a new worker takes its place.
+   */
   #crashed(worker: PluginWorker, message: string): void {
+    if (worker.dead) return; // a second error of the same worker
+    worker.dead = true;
     this.#options.onFault?.(`plugin worker ${worker.index} crashed: ${message}`);
     worker.terminate();
     this.#options.files?.drop(worker.files);
     const at = this.#workers.indexOf(worker);
     if (at >= 0) this.#workers.splice(at, 1);
-    for (const [pid, p] of [...this.#processes]) {
-      if (p.worker !== worker) continue;
-      this.#processes.delete(pid);
-      p.events.exit({
-        status: null,
-        reason: "failed",
-        detail: `its plugin worker crashed: ${message}`,
-      });
+    const ended = [...this.#processes].filter(([, p]) => p.worker === worker);
+    for (const [pid] of ended) this.#processes.delete(pid);
+    const crash: WorkerCrash = { worker: worker.index, message, at: Date.now() };
+    // the replacement first: the exits below may start processes (services, callers);
+    // a worker that never started is not replaced here (that failure would repeat)
+    if (!this.#closed && worker.started && this.#workers.length < this.#options.size) {
+      this.#addWorker();
     }
-    if (!this.#closed && this.#workers.length < this.#options.size) this.#addWorker();
+    try {
+      this.onCrash?.({ ...crash, pids: ended.map(([pid]) => pid) });
+    } catch (e) {
+      this.#options.onFault?.(`handling the crash of worker ${worker.index}: ${e}`);
+    }
+    const detail = `its plugin worker ${worker.index} crashed (${message}); ` +
+      "every process on that worker ended with it";
+    for (const [pid, p] of ended) {
+      try {
+        p.events.exit({ status: null, reason: "killed", detail, workerCrash: crash });
+      } catch (e) {
+        // one process's bookkeeping must not leave the others hanging
+        this.#options.onFault?.(`ending ${pid} after the crash of worker ${worker.index}: ${e}`);
+      }
+    }
   }
 
   #place(): PluginWorker {
+    if (this.#workers.length === 0) return this.#addWorker(); // all crashed or failed to start
     let best: PluginWorker | undefined;
     for (const w of this.#workers) {
       if (w.computing) continue;
@@ -342,6 +442,7 @@ export class WorkerPool {
         break;
       case "stderr":
         this.#processes.get(message.pid)?.events.stderr?.(message.lines, message.dropped);
+        if (this.#options.crashMarker !== undefined) this.#crashOnMarker(worker, message);
         break;
       case "raw":
         this.#processes.get(message.pid)?.events.raw?.(message.fd, message.data);
@@ -363,6 +464,12 @@ export class WorkerPool {
         this.#options.files?.serve(worker.files);
         break;
     }
+  }
+
+  /** Tests: the marker line in a process's stderr crashes its worker. */
+  #crashOnMarker(worker: PluginWorker, message: Extract<FromWorker, { t: "stderr" }>): void {
+    if (!message.lines.includes(this.#options.crashMarker!)) return;
+    worker.send({ t: "crash", reason: `${message.pid} wrote the test crash marker` });
   }
 
   #startTicker(): void {

@@ -7,6 +7,7 @@
  */
 import { type Id, idKey, type Message } from "./jsonrpc.ts";
 import type { ExitReport } from "../runtime/messages.ts";
+import type { WorkerCrash } from "./supervision.ts";
 
 /** Something that sends calls to the core and receives messages from it. */
 export interface Peer {
@@ -45,6 +46,8 @@ export interface CallTree {
 export interface ProcessEnd extends ExitReport {
   /** The last journal lines of the process. */
   log: string[];
+  /** Set when it ended because its plugin worker crashed. */
+  workerCrash?: WorkerCrash;
 }
 
 /** Everything the core knows of one process. */

@@ -13,7 +13,8 @@ import type { CoreFiles } from "./files.ts";
 import type { NativePlugin } from "./native.ts";
 import type { LockTable } from "./locks.ts";
 import { pluginNameProblem } from "./names.ts";
-import type { WorkerPool } from "./pool.ts";
+import type { CrashReport, WorkerPool } from "./pool.ts";
+import { CrashLedger, DEFAULT_SUPERVISION, type SupervisionOptions } from "./supervision.ts";
 import { type CallTree, type Origin, type Peer, Process, type ProcessEnd } from "./process.ts";
 import { join } from "node:path";
 import { LimitError, type Limits, readLimits } from "./limits.ts";
@@ -86,6 +87,10 @@ export class ProcessManager {
   #accepting = true;
   /** Where messages from processes go (the router). */
   onMessages: MessageHandler = () => {};
+  /** How services and crashes of workers are supervised. */
+  readonly supervision: Readonly<SupervisionOptions>;
+  /** Crashes of workers, and the plugins refused for them. */
+  readonly crashes: CrashLedger;
 
   constructor(deps: {
     world: World;
@@ -94,6 +99,7 @@ export class ProcessManager {
     journal: Journal;
     locks: LockTable;
     files: CoreFiles;
+    supervision?: Partial<SupervisionOptions>;
   }) {
     this.#world = deps.world;
     this.#versions = deps.versions;
@@ -105,6 +111,30 @@ export class ProcessManager {
     const { limits, problems } = readLimits(join(deps.world.configDir, "limits.yaml"));
     this.#limits = limits;
     for (const p of problems) this.#journal.event(null, null, `warning: ${p}`);
+    this.supervision = { ...DEFAULT_SUPERVISION, ...deps.supervision };
+    this.crashes = new CrashLedger(this.supervision);
+    this.crashes.onAccepted = (plugin, refused, why) =>
+      this.#journal.event(
+        null,
+        plugin,
+        `calls of ${plugin} are accepted again: ${why} (${refused} refused meanwhile)`,
+      );
+    deps.pool.onCrash = (crash) => this.#workerCrashed(crash);
+    const files = deps.pool.openFiles;
+    if (files.source === "fallback") {
+      this.#journal.event(
+        null,
+        null,
+        `warning: the host's limit of open files cannot be read (${files.problem}), so ` +
+          `${files.limit} is assumed: each plugin worker may hold ${deps.pool.fileBudget} host ` +
+          "files open; run the host with --allow-ffi (or --allow-all) to use the real limit",
+      );
+    }
+  }
+
+  /** A new version of `plugin` is current: calls refused after crashes are accepted again. */
+  newVersion(plugin: string): void {
+    this.crashes.forgive(plugin);
   }
 
   /** The limits in force (PROTOCOL 3.10). */
@@ -163,6 +193,11 @@ export class ProcessManager {
         `there is no plugin "${request.plugin}": ${problem}`,
       );
     }
+    // a plugin refused after crashes of its workers; a given version (discovery) still runs
+    const refused = request.component
+      ? undefined
+      : this.crashes.refusal(request.plugin, `${request.plugin}.${request.method}`);
+    if (refused) throw refused;
     // reserved before anything awaits: a burst of calls in one turn meets the limits too
     const slot = this.#reserve(request);
     const native = this.#native.get(request.plugin);
@@ -497,7 +532,42 @@ export class ProcessManager {
     }
   }
 
-  #exited(process: Process, report: ExitReport): void {
+  /** A worker crashed: journal what ran on it, and charge the plugins (see `supervision.ts`). */
+  #workerCrashed(crash: CrashReport): void {
+    const plugins = new Set<string>();
+    for (const pid of crash.pids) {
+      const p = this.#processes.get(pid);
+      if (p) plugins.add(p.plugin);
+    }
+    const names = [...plugins].sort();
+    const verdict = this.crashes.record(crash, names);
+    const ran = names.length === 0
+      ? "it ran no process"
+      : `it ran ${crash.pids.length} processes of ${names.join(", ")}`;
+    const charged = verdict.charged
+      ? `charged to ${verdict.charged}, the only plugin on it`
+      : names.length > 1
+      ? "charged to none of them alone"
+      : "charged to no plugin";
+    this.#journal.event(
+      null,
+      null,
+      `plugin worker ${crash.worker} crashed (${crash.message}): ${ran}; ${charged}`,
+    );
+    const r = verdict.refused;
+    if (r) {
+      this.#journal.event(
+        null,
+        r.plugin,
+        `calls of ${r.plugin} are refused until ${new Date(r.until).toISOString()}: its ` +
+          `processes were on ${r.crashes} crashes of plugin workers within ` +
+          `${this.supervision.crashWindowMs / 1000} s, and no other plugin was on all of them ` +
+          `(a core.activate of a new version accepts them at once)`,
+      );
+    }
+  }
+
+  #exited(process: Process, report: Omit<ProcessEnd, "log">): void {
     if (process.discardedLines > 1) {
       this.#journal.event(
         process.pid,
@@ -508,7 +578,7 @@ export class ProcessManager {
     this.#ended(process, report);
   }
 
-  #ended(process: Process, report: ExitReport): void {
+  #ended(process: Process, report: Omit<ProcessEnd, "log">): void {
     if (process.state === "ended") return;
     const timer = this.#killTimers.get(process.pid);
     if (timer !== undefined) clearTimeout(timer);

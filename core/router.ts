@@ -28,6 +28,7 @@ import {
 } from "./jsonrpc.ts";
 import type { Journal } from "./journal.ts";
 import { LimitError } from "./limits.ts";
+import { CrashRefusal } from "./supervision.ts";
 import { CORE, splitMethod } from "./names.ts";
 import { type Peer, Process } from "./process.ts";
 import type { ProcessManager } from "./processes.ts";
@@ -170,7 +171,8 @@ export class Router {
 
   #notification(peer: Peer, method: string, params: Record<string, unknown>): void {
     this.call(peer, undefined, method, params).catch((e) => {
-      if (e instanceof LimitError) return; // the process table journaled it, rate-limited
+      // the process table journaled these, rate-limited (a limit) or counted (a refusal)
+      if (e instanceof LimitError || e instanceof CrashRefusal) return;
       const text = `the notification ${method} failed: ${toRpcError(e).message}`;
       if (peer instanceof Process) this.#journal.event(peer.pid, peer.plugin, text);
       else this.#journal.event(null, null, `${peer.name}: ${text}`);

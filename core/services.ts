@@ -1,6 +1,8 @@
 /**
  * Services (PROTOCOL section 8): the calls in `config/boot.yaml`, made at
- * each start, in order, each a detached call with the parent `core`.
+ * each start, in order, each a detached call with the parent `core`; a
+ * service comes back after an upgrade of its plugin, and, after a backoff,
+ * when a crash of its plugin worker ended it.
  *
  * @module
  */
@@ -8,8 +10,9 @@ import { parse } from "yaml";
 import type { Journal } from "./journal.ts";
 import type { Message, Response } from "./jsonrpc.ts";
 import { CORE, splitMethod } from "./names.ts";
-import type { Peer, Process } from "./process.ts";
+import type { Peer, Process, ProcessEnd } from "./process.ts";
 import type { ProcessManager } from "./processes.ts";
+import { CrashRefusal } from "./supervision.ts";
 
 /** One entry of boot.yaml. */
 export interface Service {
@@ -66,6 +69,10 @@ export async function readServices(path: string): Promise<Service[]> {
 interface Running {
   service: Service;
   process: Process | null;
+  /** The last wait before a start after a crash of its worker, in ms (0: none yet). */
+  delayMs: number;
+  /** When its process started (`performance.now()`). */
+  startedAt: number;
 }
 
 /** After this long without a result, a starting service is reported as slow. */
@@ -83,6 +90,9 @@ export class Services {
   /** Old service processes whose end starts the service again (an upgrade). */
   readonly #restartOnEnd = new Set<string>();
   #nextId = 1;
+  /** Starts waiting for their backoff (or a refusal) to end. */
+  readonly #timers = new Set<ReturnType<typeof setTimeout>>();
+  #closed = false;
   /** Told about each service that failed or became ready. */
   onProgress?: (text: string) => void;
 
@@ -93,7 +103,16 @@ export class Services {
 
   /** Starts each service, waiting for each result before the next. */
   async startAll(services: Service[]): Promise<void> {
-    for (const service of services) await this.#start({ service, process: null });
+    for (const service of services) {
+      await this.#start({ service, process: null, delayMs: 0, startedAt: 0 });
+    }
+  }
+
+  /** Cancels the starts that wait for a backoff (host shutdown). */
+  close(): void {
+    this.#closed = true;
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers.clear();
   }
 
   /** Whether the process serves a service. */
@@ -126,6 +145,61 @@ export class Services {
     this.#restartOnEnd.delete(process.pid);
   }
 
+  /** A service of a plugin refused after crashes: tried again when the refusal ends. */
+  #retryAfterRefusal(running: Running, refusal: CrashRefusal): void {
+    const wait = Math.max(refusal.until - Date.now(), running.delayMs, 0) + 10;
+    this.#journal.event(
+      null,
+      null,
+      `service ${running.service.method}: trying again in ${Math.ceil(wait / 1000)} s, ` +
+        "when its plugin's calls are accepted again",
+    );
+    this.#later(wait, () => this.#start(running));
+  }
+
+  /** Runs `start` after `ms`, unless the host stops first. */
+  #later(ms: number, start: () => void): void {
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer);
+      if (!this.#closed && this.#processes.accepting) start();
+    }, ms);
+    this.#timers.add(timer);
+  }
+
+  /** Watches a service's process: a crash of its worker starts the service again. */
+  #watch(running: Running, process: Process): void {
+    process.ended.then((end) => {
+      if (this.#restartOnEnd.has(process.pid)) return; // the upgrade starts it again
+      this.#byPid.delete(process.pid);
+      if (end.workerCrash && !this.#closed && this.#processes.accepting) {
+        this.#restartAfterCrash(running, process, end);
+      }
+    });
+  }
+
+  /** 1 s, doubling up to 60 s; back to 1 s for a service that ran a while (the defaults). */
+  #restartAfterCrash(running: Running, process: Process, end: ProcessEnd): void {
+    const { restartDelayMs, maxRestartDelayMs, resetAfterMs } = this.#processes.supervision;
+    const ran = performance.now() - running.startedAt;
+    const delay = running.delayMs === 0 || ran >= resetAfterMs
+      ? restartDelayMs
+      : Math.min(running.delayMs * 2, maxRestartDelayMs);
+    running.delayMs = delay;
+    const crash = end.workerCrash!;
+    const text = `service ${running.service.method} (${process.pid}) ended: its plugin worker ` +
+      `${crash.worker} crashed (${crash.message}); starting it again in ${delay / 1000} s`;
+    this.#journal.event(null, null, text);
+    this.onProgress?.(text);
+    this.#later(delay, () => {
+      this.#journal.event(
+        null,
+        null,
+        `service ${running.service.method}: starting again after the crash of its worker`,
+      );
+      this.#start(running);
+    });
+  }
+
   async #start(running: Running): Promise<void> {
     const { service } = running;
     this.#journal.event(null, null, `service ${service.method}: starting`);
@@ -151,7 +225,9 @@ export class Services {
         origin: { peer: core, id: this.#nextId++ },
       });
       running.process = process;
+      running.startedAt = performance.now();
       this.#byPid.set(process.pid, running);
+      this.#watch(running, process);
       // the next services, and `sausage call`, wait for this one: say so when it is slow
       const slow = setTimeout(() => {
         const text =
@@ -166,6 +242,7 @@ export class Services {
       if (response.error) error = response.error.message;
     } catch (e) {
       error = e instanceof Error ? e.message : String(e);
+      if (e instanceof CrashRefusal) this.#retryAfterRefusal(running, e);
     }
     const text = error
       ? `service ${service.method} failed: ${error}`

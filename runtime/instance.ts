@@ -13,6 +13,8 @@ import {
   LAYER_RUN,
   LAYER_WORLD,
   MOUNT_POINTS,
+  type ProcessLimits,
+  resourceLimitText,
   selfLayer,
   type ToWorker,
 } from "./messages.ts";
@@ -61,6 +63,12 @@ function needsInterrupts(module: WebAssembly.Module): boolean {
   return known;
 }
 
+const MIB = 2 ** 20;
+
+/** What Rust's allocator writes to stderr before it aborts. */
+const FAILED_ALLOCATION = /^memory allocation of (\d+) bytes failed/;
+const FAILED_ALLOCATION_START = "memory allocation of ";
+
 /** A running process. */
 export class Instance {
   readonly pid: string;
@@ -70,6 +78,11 @@ export class Instance {
   readonly #stdin: StdinSource;
   readonly #stdout: MessageLineSink | RawSink;
   readonly #stderr: LogLineSink | RawSink;
+  readonly #limits: ProcessLimits | undefined;
+  /** The core instances of the component, to find its memories after a trap. */
+  readonly #cores: WebAssembly.Instance[] = [];
+  /** The last stderr line that named a failed allocation (Rust's, before it aborts). */
+  #failedAllocation = "";
   #exited = false;
   #files: object | undefined;
   #network: object | undefined;
@@ -81,9 +94,25 @@ export class Instance {
     this.#host = host;
     this.#control = { cell: spawn.cell, running: false, killed: null };
     Atomics.store(host.cells, spawn.cell, Interrupt.None);
-    this.#stdin = new StdinSource(this.#kill.signal);
+    const limits = this.#limits = spawn.limits;
+    this.#stdin = limits
+      ? new StdinSource(this.#kill.signal, limits.stdinMib * MIB, () =>
+        this.kill(
+          `it left more than ${limits.stdinMib} MiB of stdin unread: ` +
+            resourceLimitText("stdin_mib", limits.stdinMib),
+        ))
+      : new StdinSource(this.#kill.signal);
     if (spawn.stdio === "rpc") {
-      const port = host.output(spawn.pid);
+      const output = host.output(spawn.pid);
+      const port: OutputPort = limits
+        ? {
+          ...output,
+          logLine: (line) => {
+            if (line.startsWith(FAILED_ALLOCATION_START)) this.#failedAllocation = line;
+            output.logLine(line);
+          },
+        }
+        : output;
       this.#stdout = new MessageLineSink(port, () => {
         throw this.#killNow("it wrote a stdout line longer than the 16 MiB limit");
       });
@@ -120,13 +149,16 @@ export class Instance {
       const component = await glue.instantiate(
         (name) => glue.modules[name],
         wasi,
-        (module, imports) =>
-          new WebAssembly.Instance(
+        (module, imports) => {
+          const core = new WebAssembly.Instance(
             module,
             (needsInterrupts(module)
               ? { ...imports, [INTERRUPT_MODULE]: sausage }
               : imports) as WebAssembly.Imports,
-          ),
+          );
+          this.#cores.push(core);
+          return core;
+        },
       );
       if (this.#control.killed !== null) throw new KilledSignal(this.#control.killed);
       this.#control.running = true;
@@ -207,11 +239,35 @@ export class Instance {
     }
     if (e instanceof KilledSignal) return { status: null, reason: "killed", detail: e.message };
     if (e instanceof WebAssembly.RuntimeError) {
-      return { status: null, reason: "trapped", detail: e.message };
+      return { status: null, reason: "trapped", detail: this.#memoryLimit(e) ?? e.message };
     }
     if (isRunErr(e)) return { status: 1, reason: "exited" };
     const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
     return { status: null, reason: "failed", detail: message };
+  }
+
+  /**
+   * Why a trap happened when it was the memory limit: a memory within a
+   * sixteenth of its cap, or one that the last failed allocation the guest
+   * reported would have taken past it (growth past the cap returned
+   * -1, and the guest aborted). Undefined for any other trap.
+   */
+  #memoryLimit(trap: Error): string | undefined {
+    const limits = this.#limits;
+    if (!limits) return undefined;
+    const cap = limits.memoryMib * MIB;
+    const wanted = Number(FAILED_ALLOCATION.exec(this.#failedAllocation)?.[1] ?? 0);
+    let largest = 0;
+    for (const core of this.#cores) {
+      for (const value of Object.values(core.exports)) {
+        if (value instanceof WebAssembly.Memory) {
+          largest = Math.max(largest, value.buffer.byteLength);
+        }
+      }
+    }
+    if (largest < cap - cap / 16 && largest + wanted <= cap) return undefined;
+    return `it ran out of memory (${Math.round(largest / MIB)} MiB when it trapped: ` +
+      `${trap.message}): ${resourceLimitText("memory_mib", limits.memoryMib)}`;
   }
 
   #finish(report: ExitReport): void {

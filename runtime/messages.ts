@@ -74,6 +74,51 @@ export const MAX_LOG_LINE_BYTES = 16 * 1024;
 /** Stderr lines a process may write per second on average (bursts up to twice that). */
 export const LOG_LINES_PER_SECOND = 1000;
 
+/**
+ * Limits a worker applies to one process (PROTOCOL 3.10), from
+ * `config/limits.yaml`; a process without them has none (`sausage run`).
+ */
+export interface ProcessLimits {
+  /** MiB of each linear memory: the modules were compiled with this maximum. */
+  memoryMib: number;
+  /** MiB of stdin the process has not read, past which it is killed. */
+  stdinMib: number;
+}
+
+/** Where the limits are raised, relative to the world. */
+export const LIMITS_FILE = "config/limits.yaml";
+
+/** The limits a resource reaches while it is in use, rather than at a start. */
+export type ResourceLimit = "memory_mib" | "stdin_mib" | "files_mib";
+
+/** What each resource limit counts, in words for errors and the journal. */
+export const RESOURCE_WHAT: Readonly<Record<ResourceLimit, string>> = Object.freeze({
+  memory_mib: "MiB of linear memory of one process",
+  stdin_mib: "MiB of stdin that one process has not read",
+  files_mib: "MiB of files in /self and /run, all processes together",
+});
+
+/** How to raise the limit `limit`, in words. */
+export function raiseText(limit: string): string {
+  return `set "${limit}: <number>" in ${LIMITS_FILE} of the world and restart the host`;
+}
+
+/**
+ * What a process or a write that met a resource limit is told (the detail
+ * of its end, a journal line): the limit, its value and how to raise it.
+ *
+ * @example
+ * ```ts
+ * resourceLimitText("stdin_mib", 64);
+ * // "the limit stdin_mib (64 MiB of stdin that one process has not read) is reached; ..."
+ * ```
+ */
+export function resourceLimitText(limit: ResourceLimit, value: number): string {
+  return `the limit ${limit} (${value} ${RESOURCE_WHAT[limit]}) is reached; to raise it, ${
+    raiseText(limit)
+  }`;
+}
+
 /** Host to worker. */
 export type ToWorker =
   | {
@@ -108,10 +153,14 @@ export type ToWorker =
      */
     files: WorldFiles | { mounts: DirectoryMount[] };
     stdio: StdioMode;
+    /** The limits its component was compiled for. */
+    limits?: ProcessLimits;
   }
   | { t: "stdin"; pid: string; data: Uint8Array }
   | { t: "eof"; pid: string }
-  | { t: "kill"; pid: string; reason: string };
+  | { t: "kill"; pid: string; reason: string }
+  /** Tests only (`crashMarker` of the pool): the worker throws an uncaught error. */
+  | { t: "crash"; reason: string };
 
 /** How a process ended. */
 export interface ExitReport {

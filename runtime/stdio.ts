@@ -27,15 +27,35 @@ export class StdinSource implements ByteSource {
   #ended = false;
   readonly #signal = new Signal();
   readonly #kill: AbortSignal | undefined;
+  readonly #maxBytes: number;
+  readonly #onOverflow: (() => void) | undefined;
 
-  /** `kill` aborts every wait for input (the process was killed). */
-  constructor(kill?: AbortSignal) {
+  /**
+   * `kill` aborts every wait for input (the process was killed). Bytes that
+   * would make more than `maxBytes` wait unread are not kept: `onOverflow`
+   * is called instead (the process is killed), and the stream ends.
+   */
+  constructor(kill?: AbortSignal, maxBytes = Infinity, onOverflow?: () => void) {
     this.#kill = kill;
+    this.#maxBytes = maxBytes;
+    this.#onOverflow = onOverflow;
+  }
+
+  /** Bytes the host sent that the process has not read yet. */
+  get unread(): number {
+    return this.#queue.size;
   }
 
   /** Adds bytes from the host. */
   push(bytes: Uint8Array): void {
     if (this.#ended || bytes.length === 0) return;
+    if (this.#queue.size + bytes.length > this.#maxBytes) {
+      this.#queue.clear();
+      this.#ended = true;
+      this.#signal.notify();
+      this.#onOverflow?.();
+      return;
+    }
     this.#queue.push(bytes);
     this.#signal.notify();
   }

@@ -189,6 +189,9 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
     case "kill":
       instances.get(message.pid)?.kill(message.reason);
       break;
+    case "crash":
+      // a fault injected by a test host: escapes the handler like a bug would
+      throw new Error(`injected crash: ${message.reason}`);
   }
 };
 

@@ -1,7 +1,8 @@
 /**
  * Limits on processes, call depth and notifications in flight (PROTOCOL
  * 3.10): a hostile plugin hits them, gets the named error, and the host and
- * other plugins carry on.
+ * other plugins carry on. The limits on what a running process holds
+ * (memory, unread stdin, `/self` and `/run`) are in `resource_limits_test.ts`.
  */
 import assert from "node:assert/strict";
 import { parseLimits } from "../core/limits.ts";
@@ -105,8 +106,9 @@ Deno.test("a flood of notifications from a client and from a plugin is dropped, 
   assert.equal(await w.call("probe.notify_flood", flood), "sent");
   assert.ok(w.host.processes.live <= 1 + 2 * 100, `${w.host.processes.live} live`);
   await hostCarriesOn(w);
+  // queued, 40,000 notifications held about 5 GB; the bound leaves room for a busy machine's GC
   const grown = (Deno.memoryUsage().rss - rss) / 2 ** 20;
-  assert.ok(grown < 300, `RSS grew by ${grown.toFixed(0)} MiB`);
+  assert.ok(grown < 1024, `RSS grew by ${grown.toFixed(0)} MiB`);
   const notes = w.host.journal.query({
     grep: "^(console: )?limit: .*notifications_per_sender",
     limit: 10_000,

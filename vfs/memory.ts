@@ -43,6 +43,52 @@ import { FolderHandle } from "./_folder_handle.ts";
  */
 export const BYTES_PER_NAME = 1024;
 
+/**
+ * A byte budget that several memory layers share, on top of their own: the
+ * content and link targets of all of them together. A change that would pass
+ * it fails with `ENOSPC`, as a layer's own budget does.
+ *
+ * @example
+ * ```ts
+ * const budget = new SharedBudget(1 << 20);
+ * const a = new MemoryFileSystem({ maxBytes: 1 << 20, shared: budget });
+ * const b = new MemoryFileSystem({ maxBytes: 1 << 20, shared: budget });
+ * // a and b hold at most 1 MiB together
+ * ```
+ */
+export class SharedBudget {
+  /** Most bytes of all the layers together (may change; a lower value refuses growth only). */
+  maxBytes: number;
+  #used = 0;
+  /**
+   * Told of each change refused because of this budget (not of a layer's
+   * own); returns the detail of the `ENOSPC` error.
+   */
+  onFull?: (layer: string, syscall: string, path: string) => string | undefined;
+
+  constructor(maxBytes = Infinity) {
+    this.maxBytes = maxBytes;
+  }
+
+  /** Bytes the layers hold now. */
+  get bytes(): number {
+    return this.#used;
+  }
+
+  /** Takes `bytes`, or throws `ENOSPC` and takes nothing. */
+  _take(bytes: number, layer: string, syscall: string, path: string): void {
+    if (this.#used + bytes > this.maxBytes) {
+      throw new VfsError("ENOSPC", syscall, path, this.onFull?.(layer, syscall, path));
+    }
+    this.#used += bytes;
+  }
+
+  /** Gives `bytes` back. */
+  _give(bytes: number): void {
+    this.#used -= bytes;
+  }
+}
+
 /** Options of {@linkcode MemoryFileSystem}. */
 export interface MemoryFileSystemOptions {
   /** Refuse every change with `EROFS`. */
@@ -53,6 +99,10 @@ export interface MemoryFileSystemOptions {
    * names fail with `ENOSPC`.
    */
   maxBytes?: number;
+  /** A budget shared with other layers, checked after `maxBytes`. */
+  shared?: SharedBudget;
+  /** The layer's name in what the shared budget is told. */
+  name?: string;
   /** Names at the top of the layer that nothing may create, also through a link. */
   reserved?: readonly string[];
 }
@@ -112,6 +162,8 @@ export class MemoryFileSystem implements FileSystem {
   readonly #maxBytes: number;
   readonly #reserved: ReadonlySet<string>;
   readonly #maxNames: number;
+  #shared: SharedBudget | undefined;
+  readonly #name: string;
   #bytes = 0;
   #names = 0;
   #inodes = 1;
@@ -121,6 +173,8 @@ export class MemoryFileSystem implements FileSystem {
     this.#maxBytes = options.maxBytes ?? Infinity;
     this.#maxNames = Math.max(1, Math.floor(this.#maxBytes / BYTES_PER_NAME));
     this.#reserved = new Set(options.reserved ?? []);
+    this.#shared = options.shared;
+    this.#name = options.name ?? "";
     this.#root = this.#dir();
     this.#root.nlink = 2;
   }
@@ -128,6 +182,15 @@ export class MemoryFileSystem implements FileSystem {
   /** Bytes held now: the size of each file and the target of each link. */
   get bytes(): number {
     return this.#bytes;
+  }
+
+  /**
+   * Gives this layer's bytes back to its shared budget and leaves it (the
+   * layer is going away: a process's folder at its end).
+   */
+  detach(): void {
+    this.#shared?._give(this.#bytes);
+    this.#shared = undefined;
   }
 
   stat(path: string): Stat {
@@ -419,7 +482,7 @@ export class MemoryFileSystem implements FileSystem {
     node.nlink -= node.kind === "directory" ? 2 : 1;
     folder.mtimeMs = folder.ctimeMs = node.ctimeMs = Date.now();
     this.#names--;
-    if (node.kind === "symlink" && node.nlink === 0) this.#bytes -= _byteLength(node.target);
+    if (node.kind === "symlink" && node.nlink === 0) this.#uncharge(_byteLength(node.target));
     // The content stays while a handle holds the file; its bytes count until then.
     if (node.kind === "file") this.#release(node);
   }
@@ -440,7 +503,14 @@ export class MemoryFileSystem implements FileSystem {
   /** Takes `bytes` from the budget, or fails with `ENOSPC` and changes nothing. */
   #charge(bytes: number, syscall: string, path: string): void {
     if (this.#bytes + bytes > this.#maxBytes) throw new VfsError("ENOSPC", syscall, path);
+    this.#shared?._take(bytes, this.#name, syscall, path);
     this.#bytes += bytes;
+  }
+
+  /** Gives `bytes` back to the budget. */
+  #uncharge(bytes: number): void {
+    this.#bytes -= bytes;
+    this.#shared?._give(bytes);
   }
 
   /**
@@ -450,9 +520,12 @@ export class MemoryFileSystem implements FileSystem {
    * than its size, so the memory held stays within twice the budget.
    */
   #resize(file: _File, size: number, syscall: string, path: string): void {
-    if (size > file.size && this.#bytes - file.size + size > this.#maxBytes) {
-      throw new VfsError("ENOSPC", syscall, path);
-    }
+    if (size > file.size) {
+      if (this.#bytes - file.size + size > this.#maxBytes) {
+        throw new VfsError("ENOSPC", syscall, path);
+      }
+      this.#shared?._take(size - file.size, this.#name, syscall, path);
+    } else this.#shared?._give(file.size - size);
     if (size > file.data.length) {
       const capacity = Math.max(size, Math.min(file.data.length * 2, size + (8 << 20)), 64);
       const data = new Uint8Array(capacity);
@@ -488,7 +561,7 @@ export class MemoryFileSystem implements FileSystem {
   /** Frees the content of a file that has no name and no open handle left. */
   #release(file: _File): void {
     if (file.nlink === 0 && file.opens === 0) {
-      this.#bytes -= file.size;
+      this.#uncharge(file.size);
       file.size = 0;
       file.data = new Uint8Array(0);
     }

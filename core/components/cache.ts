@@ -18,6 +18,8 @@ import {
   TRANSPILER_FINGERPRINT,
 } from "./format.ts";
 import { Transpiler } from "./transpiler.ts";
+import { capMemory, memoryCap } from "./memory_cap.ts";
+import type { ProcessLimits } from "../../runtime/messages.ts";
 
 /** The cache folder: `override`, else `$XDG_CACHE_HOME/sausage`, else `~/.cache/sausage`. */
 export function resolveCacheDir(override?: string): string {
@@ -47,6 +49,11 @@ export interface LoadedComponent {
    * import compiles it every time).
    */
   jsUrl?: string;
+  /**
+   * The limits its processes run under: `memoryMib` is already the maximum
+   * of its memories. None in a cache without limits (`sausage run`).
+   */
+  limits?: ProcessLimits;
 }
 
 interface EntryMeta {
@@ -108,9 +115,27 @@ export class ComponentCache {
   onWarning?: (message: string) => void;
   /** Told when a component must be transpiled (it takes a moment, once per version). */
   onTranspile?: (name: string) => void;
+  #limits: ProcessLimits | undefined;
 
   constructor(dir: string) {
     this.dir = dir;
+  }
+
+  /**
+   * The limits of the processes of the components it loads (PROTOCOL
+   * 3.10). The memory cap is applied when a module is compiled, not when it
+   * is transpiled, so the entries on disk do not depend on it; a change
+   * compiles the components again at their next load. Set it before the
+   * first load.
+   */
+  get limits(): ProcessLimits | undefined {
+    return this.#limits;
+  }
+  set limits(limits: ProcessLimits | undefined) {
+    const same = limits?.memoryMib === this.#limits?.memoryMib &&
+      limits?.stdinMib === this.#limits?.stdinMib;
+    if (!same) this.#loaded.clear();
+    this.#limits = limits ? { ...limits } : undefined;
   }
 
   /** The component for `bytes`; `name` labels errors (e.g. `plugins/notes/plugin.wasm`). */
@@ -156,8 +181,18 @@ export class ComponentCache {
     // the binary's names carry the versions, which jco's list drops
     checkImports(componentImportNames(bytes) ?? component.imports, name);
     const modules: Record<string, WebAssembly.Module> = {};
+    const limits = this.#limits;
+    const cap = limits && memoryCap(limits.memoryMib);
     for (const [file, content] of Object.entries(component.modules)) {
-      modules[file] = await WebAssembly.compile(content as Uint8Array<ArrayBuffer>);
+      let bytes = content;
+      try {
+        if (cap) bytes = capMemory(content, cap);
+      } catch (e) {
+        throw new ComponentError(
+          `${name}: cannot set the memory limit of its module ${file}: ${(e as Error).message}`,
+        );
+      }
+      modules[file] = await WebAssembly.compile(bytes as Uint8Array<ArrayBuffer>);
     }
     const loaded: LoadedComponent = {
       hash,
@@ -165,6 +200,7 @@ export class ComponentCache {
       modules,
       imports: component.imports,
       jsUrl: stored ? pathToFileURL(join(entryDir, "plugin.js")).href : undefined,
+      limits,
     };
     this.#loaded.set(hash, loaded);
     return loaded;

@@ -445,6 +445,23 @@ fn main() {
             std::thread::sleep(pause);
             reply(&id, json!("notified"));
         }
+        // Takes the lock on `lock` when given, answers when `answer` is true, waits
+        // `after_ms`, logs `marker` (the line a test host takes as the order to crash this
+        // process's worker), then waits for EOF.
+        "crash_worker" => {
+            if let Some(path) = params["lock"].as_str() {
+                let mut seen = Vec::new();
+                call(&mut lines, json!("lock"), "core.lock", json!({"path": path}), &mut seen);
+            }
+            if params["answer"].as_bool() == Some(true) {
+                reply(&id, json!("crashing soon"));
+            }
+            let after = params["after_ms"].as_u64().unwrap_or(0);
+            std::thread::sleep(std::time::Duration::from_millis(after));
+            eprintln!("{}", params["marker"].as_str().unwrap_or("crash this worker"));
+            while next_message(&mut lines).is_some() {}
+            eprintln!("probe: the worker did not crash");
+        }
         "" => eprintln!("probe: a request without a method"),
         other => reply_error(&id, -32601, &format!("probe has no method {other}")),
     }
