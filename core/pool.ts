@@ -178,7 +178,7 @@ class PluginWorker {
 
   constructor(
     index: number,
-    fileBudget: number,
+    budgets: { files: number; sockets: number },
     permissions: WorkerPermissions,
     onMessage: (m: FromWorker) => void,
     onCrash: (message: string) => void,
@@ -230,7 +230,8 @@ class PluginWorker {
       index,
       interrupts: this.interrupts,
       files: this.files.buffer,
-      fileBudget,
+      fileBudget: budgets.files,
+      socketBudget: budgets.sockets,
     });
   }
 
@@ -270,6 +271,7 @@ export class WorkerPool {
   #nextIndex = 0;
   /** Host files each worker may hold open: half the process's limit, shared by the most workers. */
   readonly #fileBudget: number;
+  readonly #socketBudget: number;
   /** The host's open-file limit the budget comes from. */
   readonly openFiles: OpenFileLimit;
   #closed = false;
@@ -287,6 +289,16 @@ export class WorkerPool {
       64,
       Math.min(4096, Math.floor(this.openFiles.limit / 2 / this.#options.maxSize)),
     );
+    // a quarter for sockets, which leaves a quarter for the host's own files and connections
+    this.#socketBudget = Math.max(
+      64,
+      Math.min(4096, Math.floor(this.openFiles.limit / 4 / this.#options.maxSize)),
+    );
+  }
+
+  /** Host sockets each worker's processes may hold open together. */
+  get socketBudget(): number {
+    return this.#socketBudget;
   }
 
   /** Host files each worker's processes may hold open together. */
@@ -372,7 +384,7 @@ export class WorkerPool {
   #addWorker(): PluginWorker {
     const worker: PluginWorker = new PluginWorker(
       this.#nextIndex++,
-      this.#fileBudget,
+      { files: this.#fileBudget, sockets: this.#socketBudget },
       this.#options.permissions,
       (m) => this.#onMessage(worker, m),
       (message) => this.#crashed(worker, message),

@@ -129,6 +129,8 @@ export type ToWorker =
     files: SharedArrayBuffer;
     /** Host files the worker's processes may hold open together. */
     fileBudget: number;
+    /** Host sockets the worker's processes may hold open together. */
+    socketBudget: number;
   }
   | {
     t: "load";

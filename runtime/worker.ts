@@ -13,6 +13,7 @@ import type { FromWorker, ToWorker } from "./messages.ts";
 import { Scheduler } from "./scheduler.ts";
 import { SyncChannel } from "../vfs/mod.ts";
 import { setHostFileBudget } from "./wasi/filesystem.ts";
+import { setHostSocketBudget } from "./wasi/network_process.ts";
 import type { OutputPort } from "./stdio.ts";
 
 interface Pending {
@@ -165,6 +166,7 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
       scheduler = new Scheduler(message.interrupts);
       files = SyncChannel.attach(message.files, () => post({ t: "vfs" }));
       setHostFileBudget(message.fileBudget);
+      setHostSocketBudget(message.socketBudget);
       post({ t: "ready", index });
       break;
     case "load":

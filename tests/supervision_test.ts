@@ -278,6 +278,7 @@ function sausageFlags(): string[] {
 /** What {@linkcode startHostWith} reports. */
 interface Started {
   budget: number;
+  sockets: number;
   openFiles: { limit: number; source: string };
   warnings: string[];
   result?: Record<string, unknown>;
@@ -307,7 +308,7 @@ const h = await Host.start({ world, cacheDir, services: false, installAgent: fal
 await h.discovered;
 const result = method ? (await h.client("console").request(method, JSON.parse(params))).result : undefined;
 const warnings = h.journal.query({ grep: "limit of open files" }).map((e) => e.line);
-console.log(JSON.stringify({ budget: h.pool.fileBudget, openFiles: h.pool.openFiles, warnings, result }));
+console.log(JSON.stringify({ budget: h.pool.fileBudget, sockets: h.pool.socketBudget, openFiles: h.pool.openFiles, warnings, result }));
 await h.shutdown();
 `,
     );
@@ -339,6 +340,8 @@ Deno.test("under the sausage executable's permissions, each worker gets half the
   });
   assert.deepEqual(r.openFiles, { limit: 4096, source: "getrlimit" });
   assert.equal(r.budget, budget);
+  // and a quarter of it for the sockets of each worker's processes
+  assert.equal(r.sockets, Math.max(64, Math.min(4096, Math.floor(4096 / 4 / (workers * 4)))));
   assert.deepEqual(r.warnings, []);
   // a process opens host files until the worker's budget is used up
   const report = r.result as { opened: number; error: unknown };

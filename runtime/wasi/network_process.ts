@@ -27,18 +27,15 @@ export interface Closable {
 
 /** Host sockets open in this worker, across processes, and the budget for them. */
 let _hostSockets = 0;
-const _hostSocketBudget = _workerBudget();
+/** Until the host says (a worker cannot read the process's limits itself). */
+let _hostSocketBudget = 1024;
 
-/** A quarter of the soft limit of open files, when it can be read, between 64 and 4096. */
-function _workerBudget(): number {
-  try {
-    const limits = Deno.readTextFileSync("/proc/self/limits");
-    const m = limits.match(/^Max open files\s+(\d+)/m);
-    if (m) return Math.max(64, Math.min(4096, Math.floor(Number(m[1]) / 4)));
-  } catch {
-    // Not Linux, or no permission (plugin workers read only the world): the default.
-  }
-  return 1024;
+/**
+ * Sets the host sockets this worker's processes may hold open together
+ * (the host derives it from its open-file limit, as for files).
+ */
+export function setHostSocketBudget(sockets: number): void {
+  _hostSocketBudget = Math.max(64, Math.floor(sockets));
 }
 
 /** What a process's network needs from its worker (see `NetworkOptions` in `network.ts`). */
