@@ -10,12 +10,26 @@ import type { LockTable } from "./locks.ts";
 import type { Activation, ActivationItem } from "./activation.ts";
 import type { Peer } from "./process.ts";
 import type { ProcessManager } from "./processes.ts";
-import { NO_ANSWER, type Router } from "./router.ts";
+
+/** Returned by the core API when it answers later or not at all. */
+export const NO_ANSWER = Symbol("no answer");
+
+/** What the core API needs of the router: calls for `core.call`, and `core.notify` passed on. */
+export interface CallRouter {
+  call(
+    caller: Peer,
+    id: Id | undefined,
+    method: string,
+    params: Record<string, unknown>,
+    options?: { detach?: boolean },
+  ): Promise<void>;
+  forwardNotify(from: Peer, name: string, params: unknown): void;
+}
 
 /** What the core API needs from the host. */
 export interface CoreApiDeps {
   processes: ProcessManager;
-  router: Router;
+  router: CallRouter;
   locks: LockTable;
   journal: Journal;
   activation: Activation;

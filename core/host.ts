@@ -23,9 +23,9 @@ import { readServices, Services } from "./services.ts";
 import type { SupervisionOptions } from "./supervision.ts";
 import { Upgrades } from "./upgrades.ts";
 import { PluginWatcher } from "./watcher.ts";
-import { cargoPlugin } from "../cargo/build.ts";
-import { installSdk } from "../cargo/sdk.ts";
-import { ClientCode } from "../cargo/client_code.ts";
+import { cargoPlugin } from "./cargo/build.ts";
+import { installSdk } from "./cargo/sdk.ts";
+import { ClientCode } from "./cargo/client_code.ts";
 import { join } from "node:path";
 import { PluginVersions } from "./versions.ts";
 import { installAgent } from "./shipped_agent.ts";
@@ -233,19 +233,23 @@ export class Host {
         runner: sausageCommand(["test", "--cache-dir", options.cacheDir]),
       }),
     );
-    this.router = new Router(this.processes, this.journal);
     const exit = Promise.withResolvers<number>();
     this.exitRequested = exit.promise;
     this.#requestExit = exit.resolve;
-    this.core = new CoreApi({
+    this.router = new Router({
       processes: this.processes,
-      router: this.router,
-      locks: this.locks,
       journal: this.journal,
-      activation: this.activation,
-      requestExit: () => this.#requestExit(EXIT_CODE_CORE_EXIT),
+      core: (router) =>
+        new CoreApi({
+          processes: this.processes,
+          router,
+          locks: this.locks,
+          journal: this.journal,
+          activation: this.activation,
+          requestExit: () => this.#requestExit(EXIT_CODE_CORE_EXIT),
+        }),
     });
-    this.router.core = this.core;
+    this.core = this.router.core;
     this.coreClient = new Client("core", this.router);
     this.servicesStarted = Promise.resolve();
   }

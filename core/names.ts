@@ -11,6 +11,9 @@ const PLUGIN_NAME = /^[a-z0-9_-]+$/;
 /** The reserved name of the host in method names. */
 export const CORE = "core";
 
+/** The plugin of the agent the host ships (its processes alone get `token_env`, PROTOCOL 3.8). */
+export const AGENT_PLUGIN = "agent";
+
 /** The longest plugin name (a folder name, and part of every process ID). */
 export const MAX_PLUGIN_NAME = 64;
 

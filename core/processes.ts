@@ -12,7 +12,7 @@ import type { Journal } from "./journal.ts";
 import type { CoreFiles } from "./files.ts";
 import type { NativePlugin } from "./native.ts";
 import type { LockTable } from "./locks.ts";
-import { pluginNameProblem } from "./names.ts";
+import { AGENT_PLUGIN, pluginNameProblem } from "./names.ts";
 import type { CrashReport, WorkerPool } from "./pool.ts";
 import { CrashLedger, DEFAULT_SUPERVISION, type SupervisionOptions } from "./supervision.ts";
 import { type CallTree, type Origin, type Peer, Process, type ProcessEnd } from "./process.ts";
@@ -22,7 +22,6 @@ import type { PluginVersions } from "./versions.ts";
 import type { World } from "./world.ts";
 import type { ExitReport } from "../runtime/messages.ts";
 import { AgentEnv } from "./agent_env.ts";
-import { AGENT_PLUGIN } from "./shipped_agent.ts";
 
 /** How long a stopping process may take before it is killed (PROTOCOL 3.6). */
 export const STOP_GRACE_MS = 5000;

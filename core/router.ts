@@ -13,7 +13,7 @@
  *
  * @module
  */
-import type { CoreApi } from "./core_api.ts";
+import { type CallRouter, type CoreApi, NO_ANSWER } from "./core_api.ts";
 import {
   type Classified,
   classify,
@@ -34,23 +34,28 @@ import { type Peer, Process } from "./process.ts";
 import type { ProcessManager } from "./processes.ts";
 import { valueTooDeep } from "../runtime/json_depth.ts";
 
+/** What a router routes between. */
+export interface RouterOptions {
+  processes: ProcessManager;
+  journal: Journal;
+  /** Makes the core API, which needs the router for the calls it makes (`core.call`). */
+  core: (router: CallRouter) => CoreApi;
+}
+
 /** Routes messages between peers, processes and the core. */
-export class Router {
+export class Router implements CallRouter {
   readonly #processes: ProcessManager;
   readonly #journal: Journal;
-  #core: CoreApi | undefined;
+  /** The core API, which answers `core.<method>`. */
+  readonly core: CoreApi;
 
-  constructor(processes: ProcessManager, journal: Journal) {
-    this.#processes = processes;
-    this.#journal = journal;
-    processes.onMessages = (from, messages) => {
+  constructor(options: RouterOptions) {
+    this.#processes = options.processes;
+    this.#journal = options.journal;
+    this.core = options.core(this);
+    options.processes.onMessages = (from, messages) => {
       for (const m of messages) this.receive(from, m);
     };
-  }
-
-  /** Connects the core API (it needs the router to make calls). */
-  set core(api: CoreApi) {
-    this.#core = api;
   }
 
   /** Handles one message from `peer`. */
@@ -95,8 +100,8 @@ export class Router {
       );
     }
     if (split.target === CORE) {
-      if (id === undefined) return await this.#core!.notify(caller, split.method, params);
-      const value = await this.#core!.request(caller, id, split.method, params);
+      if (id === undefined) return await this.core.notify(caller, split.method, params);
+      const value = await this.core.request(caller, id, split.method, params);
       if (value !== NO_ANSWER) caller.deliver({ jsonrpc: "2.0", id, result: value ?? null });
       return;
     }
@@ -187,9 +192,6 @@ export class Router {
     );
   }
 }
-
-/** Returned by the core API when it answers later or not at all. */
-export const NO_ANSWER = Symbol("no answer");
 
 /** Any thrown value as a JSON-RPC error. */
 export function toRpcError(e: unknown): RpcError {

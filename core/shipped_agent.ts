@@ -19,10 +19,8 @@ import { fileURLToPath } from "node:url";
 import { linkOrCopy } from "./activation.ts";
 import { sha256Hex } from "./components/cache.ts";
 import type { Journal } from "./journal.ts";
+import { AGENT_PLUGIN } from "./names.ts";
 import type { World } from "./world.ts";
-
-/** The name of the agent's plugin. */
-export const AGENT_PLUGIN = "agent";
 
 /** The agent's crate in the repository (or in the compiled executable). */
 export const AGENT_CRATE: string = fileURLToPath(new URL("../plugins/agent/", import.meta.url));
@@ -115,7 +113,7 @@ export function sourceHash(files: Map<string, Uint8Array>, sdk?: string): string
  *
  * @example
  * ```ts
- * import { sdkFiles, sdkVersion } from "../cargo/sdk.ts";
+ * import { sdkFiles, sdkVersion } from "./cargo/sdk.ts";
  * const hash = agentSourceHash(await readAgentSource(AGENT_CRATE), sdkVersion(await sdkFiles()));
  * console.log(hash === (await readAgentManifest()).source); // true when dist/ is fresh
  * ```

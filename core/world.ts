@@ -6,7 +6,7 @@
  */
 import { join, resolve } from "node:path";
 import { isPluginName } from "./names.ts";
-import { installSdk } from "../cargo/sdk.ts";
+import { installSdk } from "./cargo/sdk.ts";
 import { installAgent } from "./shipped_agent.ts";
 import { MOUNT_POINTS } from "../runtime/messages.ts";
 import { HostFileSystem } from "../vfs/host.ts";

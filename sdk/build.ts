@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { findWasmToolchain, WASM_TARGET } from "../core/toolchain.ts";
+import { findWasmToolchain, WASM_TARGET } from "../core/cargo/toolchain.ts";
 
 const SDK = new URL("./", import.meta.url).pathname;
 /** The target folder shared by the SDK and its plugins. */

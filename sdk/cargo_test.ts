@@ -8,7 +8,7 @@
  * core's calls itself.
  */
 import assert from "node:assert/strict";
-import { findWasmToolchain, WASM_TARGET } from "../core/toolchain.ts";
+import { findWasmToolchain, WASM_TARGET } from "../core/cargo/toolchain.ts";
 import { sausageCommand } from "../core/host.ts";
 import { TEST_CACHE_DIR } from "../tests/world.ts";
 import { PLUGINS, TARGET_DIR } from "./build.ts";

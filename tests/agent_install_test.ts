@@ -20,8 +20,8 @@ import {
   sourceHash,
 } from "../core/shipped_agent.ts";
 import { initWorld, World } from "../core/world.ts";
-import { sdkFiles, sdkVersion } from "../cargo/sdk.ts";
-import { findWasmToolchain } from "../core/toolchain.ts";
+import { sdkFiles, sdkVersion } from "../core/cargo/sdk.ts";
+import { findWasmToolchain } from "../core/cargo/toolchain.ts";
 import { buildAgent } from "../plugins/agent/build.ts";
 import { testPlugin } from "./setup.ts";
 import { eventually, startWorld, TEST_CACHE_DIR } from "./world.ts";

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { findWasmToolchain, WASM_TARGET } from "../core/toolchain.ts";
+import { findWasmToolchain, WASM_TARGET } from "../core/cargo/toolchain.ts";
 
 const PLUGINS_DIR = new URL("./plugins/", import.meta.url).pathname;
 const OUT_DIR = `${PLUGINS_DIR}target/${WASM_TARGET}/release/`;

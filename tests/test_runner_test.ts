@@ -3,7 +3,7 @@
  * own instance, libtest's report, fixtures, and the runner's small core.
  */
 import assert from "node:assert/strict";
-import { findWasmToolchain, WASM_TARGET } from "../core/toolchain.ts";
+import { findWasmToolchain, WASM_TARGET } from "../core/cargo/toolchain.ts";
 import { TEST_CACHE_DIR } from "./world.ts";
 
 const PLUGINS = new URL("./plugins/", import.meta.url).pathname;

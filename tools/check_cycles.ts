@@ -18,7 +18,7 @@ export const ROOTS = [
   "main.ts",
   "runtime/worker.ts",
   "core/components/transpile_worker.ts",
-  "cargo/build_worker.ts",
+  "core/cargo/build_worker.ts",
 ];
 
 /** Imports between the project's files: a file → the files it imports. */
@@ -30,7 +30,6 @@ export type ImportGraph = Map<string, Set<string>>;
  *
  * @example
  * ```ts
- * import { cycles } from "./check_cycles.ts";
  * const graph = new Map([["a", new Set(["b"])], ["b", new Set(["a"])], ["c", new Set(["a"])]]);
  * cycles(graph); // [["a", "b"]]
  * ```
@@ -92,7 +91,6 @@ export function cycles(graph: ImportGraph): string[][] {
  *
  * @example
  * ```ts
- * import { folderGraph } from "./check_cycles.ts";
  * folderGraph(new Map([["core/a.ts", new Set(["vfs/b.ts", "core/c.ts"])]]));
  * // Map { "core" => Set { "vfs" } }
  * ```

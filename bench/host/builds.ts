@@ -19,7 +19,7 @@ import { createWorld, removeWorld, startHost } from "../fixture.ts";
 import type { Section } from "../section.ts";
 import { summarize } from "../stats.ts";
 import { sausageCommand } from "../../core/host.ts";
-import { findWasmToolchain, WASM_TARGET } from "../../core/toolchain.ts";
+import { findWasmToolchain, WASM_TARGET } from "../../core/cargo/toolchain.ts";
 import { TEST_CACHE_DIR } from "../../tests/world.ts";
 
 const NOTES = new URL("../../plugins/notes/src/main.rs", import.meta.url).pathname;

@@ -16,7 +16,7 @@
  * @module
  */
 import { dirname, join, resolve } from "node:path";
-import { findWasmToolchain, WASM_TARGET } from "../../core/toolchain.ts";
+import { findWasmToolchain, WASM_TARGET } from "../../core/cargo/toolchain.ts";
 import {
   AGENT_CRATE,
   AGENT_DIST,
@@ -24,7 +24,7 @@ import {
   agentSourceHash,
   readAgentSource,
 } from "../../core/shipped_agent.ts";
-import { sdkFiles, sdkVersion } from "../../cargo/sdk.ts";
+import { sdkFiles, sdkVersion } from "../../core/cargo/sdk.ts";
 import { sha256Hex } from "../../core/components/cache.ts";
 
 /** Options of {@linkcode buildAgent}; tests build a copy elsewhere. */

@@ -14,7 +14,7 @@ import { dirname, join, relative, sep as SEP } from "node:path";
 /** The crates of the SDK, as folders of `sdk/`. */
 export const SDK_CRATES = ["sausage-plugin", "sausage-plugin-macros", "sausage-plugin-codegen"];
 
-const SDK_ROOT = new URL("../sdk/", import.meta.url);
+const SDK_ROOT = new URL("../../sdk/", import.meta.url);
 
 /** Folders of a crate that are not part of what a plugin builds against. */
 const SKIPPED = new Set(["target", "tests", "ui-tests", "test-plugins"]);

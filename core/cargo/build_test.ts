@@ -4,11 +4,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { startWorld, TEST_CACHE_DIR, type TestWorld } from "../tests/world.ts";
+import { startWorld, TEST_CACHE_DIR, type TestWorld } from "../../tests/world.ts";
 import { warningsOf } from "./build.ts";
-import { findWasmToolchain } from "../core/toolchain.ts";
+import { findWasmToolchain } from "./toolchain.ts";
 
-const NOTES = new URL("../plugins/notes/src/main.rs", import.meta.url).pathname;
+const NOTES = new URL("../../plugins/notes/src/main.rs", import.meta.url).pathname;
 
 /** Writes `plugins/<name>/source/` with the notes example, changed by `edit`. */
 async function writeSource(w: TestWorld, name: string, edit: (main: string) => string = (m) => m) {
@@ -443,7 +443,7 @@ mod c {
 Deno.test("the three SDK examples build through cargo.build and activate; the web server answers HTTP", async () => {
   await using w = await startWorld();
   for (const name of ["notes", "www", "secrets"]) {
-    const from = new URL(`../plugins/${name}/`, import.meta.url).pathname;
+    const from = new URL(`../../plugins/${name}/`, import.meta.url).pathname;
     const src = join(w.root, "plugins", name, "source");
     await Deno.mkdir(src, { recursive: true });
     await Deno.mkdir(join(src, "src"), { recursive: true });

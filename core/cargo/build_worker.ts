@@ -7,7 +7,7 @@
  */
 /// <reference lib="deno.worker" />
 import { type BuildJob, type FromBuilder, runBuild } from "./build.ts";
-import { RpcError } from "../core/jsonrpc.ts";
+import { RpcError } from "../jsonrpc.ts";
 
 const abort = new AbortController();
 const post = (m: FromBuilder) => self.postMessage(m);

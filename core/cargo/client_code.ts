@@ -13,9 +13,9 @@
  * @module
  */
 import { join } from "node:path";
-import type { ComponentCache } from "../core/components/cache.ts";
-import type { WorkerPool } from "../core/pool.ts";
-import { findWasmToolchain, WASM_TARGET } from "../core/toolchain.ts";
+import type { ComponentCache } from "../components/cache.ts";
+import type { WorkerPool } from "../pool.ts";
+import { findWasmToolchain, WASM_TARGET } from "./toolchain.ts";
 import { cachedSdk, sdkFingerprint, sdkForBuild } from "./sdk.ts";
 
 /** Makes and keeps the client code of plugins, by document. */

@@ -17,12 +17,12 @@
  * @module
  */
 import { basename, join } from "node:path";
-import { ErrorCode, RpcError } from "../core/jsonrpc.ts";
-import type { NativeContext, NativePlugin } from "../core/native.ts";
-import { pluginNameProblem } from "../core/names.ts";
-import { findWasmToolchain, ToolchainMissing, WASM_TARGET } from "../core/toolchain.ts";
+import { ErrorCode, RpcError } from "../jsonrpc.ts";
+import type { NativeContext, NativePlugin } from "../native.ts";
+import { pluginNameProblem } from "../names.ts";
+import { findWasmToolchain, ToolchainMissing, WASM_TARGET } from "./toolchain.ts";
 import { sdkForBuild, SdkUnusable } from "./sdk.ts";
-import type { World } from "../core/world.ts";
+import type { World } from "../world.ts";
 
 /** What the builder needs from the host. */
 export interface BuilderOptions {

@@ -10,15 +10,15 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { findWasmToolchain } from "../core/toolchain.ts";
-import { plugin } from "../sdk/build.ts";
-import { eventually, startWorld, TEST_CACHE_DIR, type TestWorld } from "../tests/world.ts";
-import { ComponentCache } from "../core/components/cache.ts";
-import { WorkerPool } from "../core/pool.ts";
+import { findWasmToolchain } from "./toolchain.ts";
+import { plugin } from "../../sdk/build.ts";
+import { eventually, startWorld, TEST_CACHE_DIR, type TestWorld } from "../../tests/world.ts";
+import { ComponentCache } from "../components/cache.ts";
+import { WorkerPool } from "../pool.ts";
 import { ClientCode } from "./client_code.ts";
 import { installSdk, sdkForBuild } from "./sdk.ts";
 
-const SDK = new URL("../sdk/", import.meta.url).pathname;
+const SDK = new URL("../../sdk/", import.meta.url).pathname;
 
 Deno.test("client.rs shows the code import! generates from the plugin's document", async () => {
   await using w = await startWorld({ plugins: { probe: "probe", notes: "notes_v1" } });
