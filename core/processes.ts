@@ -257,6 +257,11 @@ export class ProcessManager {
       ? { jsonrpc: "2.0", id: pid, method: request.method, params: request.params }
       : { jsonrpc: "2.0", method: request.method, params: request.params };
     process.deliver(first);
+    // the parent may have ended while its version was read (a first transpile takes seconds):
+    // an attached process still ends with it
+    if (request.parent instanceof Process && request.parent.state === "ended") {
+      this.stop(process, `its parent ${request.parent.pid} ended`);
+    }
     return process;
   }
 

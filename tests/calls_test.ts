@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Request } from "../core/jsonrpc.ts";
+import { testPlugin } from "./setup.ts";
 import { eventually, startWorld } from "./world.ts";
 
 type AnyRecord = Record<string, unknown>;
@@ -251,6 +252,41 @@ Deno.test("the process a notification starts is attached to the caller, and stop
   assert.deepEqual(stops, [`stop: its parent ${caller} ended`]);
   assert.equal(await Deno.readTextFile(join(w.root, "state", "hook.txt")), "stopped");
   assert.equal(w.host.processes.list().length, 0);
+});
+
+Deno.test("a notification's process whose caller ended while it was prepared still stops with it", async () => {
+  // a version never run before: its first transpile takes long, and the caller ends meanwhile
+  const probe = await Deno.readFile(await testPlugin("probe"));
+  const unique = crypto.getRandomValues(new Uint8Array(16));
+  const name = new TextEncoder().encode("sausage-test");
+  const section = new Uint8Array([
+    0,
+    1 + name.length + unique.length,
+    name.length,
+    ...name,
+    ...unique,
+  ]);
+  await using w = await startWorld();
+  await Deno.mkdir(join(w.root, "plugins", "fresh"));
+  await Deno.writeFile(
+    join(w.root, "plugins", "fresh", "plugin.wasm"),
+    new Uint8Array([...probe, ...section]),
+  );
+  await w.call("probe.notify_plugin", {
+    method: "fresh.linger",
+    params: { hook_file: "/state/hook.txt" },
+  });
+  const caller = w.host.journal.query({ grep: "^start notify_plugin" })[0].pid!;
+  await eventually(() => w.host.journal.query({ pid: caller, grep: "^exit" }).length === 1);
+  await eventually(() => w.host.journal.query({ grep: "^start linger" }).length === 1, 60_000);
+  const [start] = w.host.journal.query({ grep: "^start linger" });
+  const [callerExit] = w.host.journal.query({ pid: caller, grep: "^exit" });
+  assert.ok(start.id > callerExit.id, "the caller ended before its notification's process started");
+  await eventually(() => w.host.journal.query({ pid: start.pid!, grep: "^exit" }).length === 1);
+  const stops = w.host.journal.query({ pid: start.pid!, grep: "^stop: " }).map((e) => e.line);
+  assert.deepEqual(stops, [`stop: its parent ${caller} ended`]);
+  // the discovery of the new plugin may still run
+  await eventually(() => w.host.processes.list().length === 0);
 });
 
 Deno.test("core.call with detach, as a request: the result returns, and the process outlives its caller", async () => {
