@@ -10,6 +10,7 @@ import { installSdk } from "./cargo/sdk.ts";
 import { installAgent } from "./shipped_agent.ts";
 import { MOUNT_POINTS } from "../runtime/messages.ts";
 import { HostFileSystem } from "../vfs/host.ts";
+import { DEFAULT_LIMITS, LimitError, type Limits, LIMITS_FILE } from "./limits.ts";
 
 export { MOUNT_POINTS };
 
@@ -50,6 +51,9 @@ export class World {
   }
   get agentConfigPath(): string {
     return join(this.configDir, "agent.yaml");
+  }
+  get limitsPath(): string {
+    return join(this.root, LIMITS_FILE);
   }
 
   /** The folder of a plugin. */
@@ -192,6 +196,48 @@ const BOOT_TEMPLATE =
 []
 `;
 
+/**
+ * The commented `config/limits.yaml` that `sausage init` writes: every limit
+ * of {@linkcode DEFAULT_LIMITS} with its default and what it counts, so the
+ * file lists the limits of the host that wrote it. Parsed as it is, it gives
+ * the defaults.
+ *
+ * @example
+ * ```ts
+ * limitsTemplate().includes("# processes: 1000"); // true
+ * ```
+ */
+export function limitsTemplate(): string {
+  const names = Object.keys(DEFAULT_LIMITS) as (keyof Limits)[];
+  const settings = names.map((name) => `# ${name}: ${DEFAULT_LIMITS[name]}`);
+  const width = Math.max(...settings.map((line) => line.length));
+  const lines = names.map((name, i) => {
+    const what = _limitWhat(name);
+    return what === undefined ? settings[i] : `${settings[i].padEnd(width)}  # ${what}`;
+  });
+  return `# Limits of processes, calls and what they hold (PROTOCOL section 3.10), read
+# when the host starts.
+#
+# Each line below is a limit at its default. To raise one, uncomment its line
+# and change the number (a positive integer), then restart the host. An unknown
+# name or a value that is not a positive integer is journaled, and the default
+# applies.
+
+${lines.join("\n")}
+`;
+}
+
+/** What a limit counts, in the words of its refusal (core/limits.ts); undefined when they change shape. */
+function _limitWhat(name: keyof Limits): string | undefined {
+  const value = DEFAULT_LIMITS[name];
+  const message = new LimitError(name, value, "m").message;
+  const marker = `the limit ${name} (${value} `;
+  const start = message.indexOf(marker);
+  const end = message.indexOf(") is reached", start);
+  if (start < 0 || end < 0) return undefined;
+  return message.slice(start + marker.length, end);
+}
+
 /** What `sausage init` did. */
 export interface InitReport {
   root: string;
@@ -213,7 +259,7 @@ export interface InitOptions {
 
 /**
  * Creates a world, or completes one: folders, commented configuration
- * templates, the SDK and (with `installAgent`) the agent. Never overwrites a
+ * templates (`config/agent.yaml`, `config/boot.yaml`, `config/limits.yaml`), the SDK and (with `installAgent`) the agent. Never overwrites a
  * file but the host's own (the SDK, and the agent until it was changed).
  * Asks nothing, reads no variables.
  *
@@ -244,9 +290,12 @@ export async function initWorld(root: string, options: InitOptions = {}): Promis
     }
     if (agent.note) report.notes.push(agent.note);
   }
-  for (
-    const [path, text] of [[world.agentConfigPath, AGENT_TEMPLATE], [world.bootPath, BOOT_TEMPLATE]]
-  ) {
+  const templates = [
+    [world.agentConfigPath, AGENT_TEMPLATE],
+    [world.bootPath, BOOT_TEMPLATE],
+    [world.limitsPath, limitsTemplate()],
+  ];
+  for (const [path, text] of templates) {
     try {
       await Deno.writeTextFile(path, text, { createNew: true });
       report.created.push(path);

@@ -649,6 +649,35 @@ Deno.test("a listing of 3000 files in /run answers (more than the channel's 64 K
   assert.equal((listing as { ok: string[] }).ok.length, 3000);
 });
 
+Deno.test("50,000 names in /run and in the world are listed and removed by a plugin (a listing comes in pages)", async () => {
+  await using w = await fsprobeWorld();
+  // /run: made by the plugin, one file a call
+  const run = await fsprobe(w, "many", { dir: "/run/many", count: 50_000 });
+  assert.deepEqual(run.listed, { names: 50_000, expected: 50_000 }, show(run));
+  assert.deepEqual([run.removed, run.gone], [{ ok: true }, true], show(run));
+  // the world: made on the host (a disk's speed is not what this tests), listed and removed
+  const dir = join(w.root, "state/many");
+  await Deno.mkdir(dir, { recursive: true });
+  for (let i = 0; i < 50_000; i++) Deno.writeFileSync(`${dir}/name-${i}`, new Uint8Array());
+  const world = await fsprobe(w, "many", { dir: "/state/many", make: false });
+  assert.deepEqual(world.listed, { names: 50_000, expected: 50_000 }, show(world));
+  assert.deepEqual([world.removed, world.gone], [{ ok: true }, true], show(world));
+  assert.equal(existsSync(dir), false);
+});
+
+// ---------------------------------------------------------------- deep folders
+
+Deno.test("folders 1,000 deep in the world, /run and /self are made, written, reached through `..` and removed", async () => {
+  await using w = await fsprobeWorld();
+  for (const base of ["/state/deep", "/run/deep", "/self/deep"]) {
+    const r = await fsprobe(w, "deep", { base, levels: 1000, up: 300 });
+    assert.equal(r.levels, 1000, `${base}: ${show(r)}`);
+    assert.equal(r.read, "bottom", `${base}: ${show(r)}`);
+    assert.deepEqual(r.through_dotdot, { ok: "bottom" }, `${base}: ${show(r)}`);
+  }
+  assert.deepEqual([...Deno.readDirSync(join(w.root, "state/deep"))], []);
+});
+
 // ---------------------------------------------------------------- hard links across areas
 
 Deno.test("a hard link across areas fails with cross-device (EXDEV), in both directions", async () => {

@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Host } from "../core/host.ts";
 import type { Response } from "../core/jsonrpc.ts";
-import { initWorld, World, WorldError } from "../core/world.ts";
+import { DEFAULT_LIMITS, parseLimits } from "../core/limits.ts";
+import { initWorld, limitsTemplate, World, WorldError } from "../core/world.ts";
 import { eventually, startWorld, TEST_CACHE_DIR } from "./world.ts";
 
 type Vars = { vars: Record<string, string> };
@@ -57,7 +58,7 @@ Deno.test("the lock goes with the host: a new host starts after a shutdown", asy
 Deno.test("sausage init writes commented templates, never overwrites, and creates the folders", async () => {
   const root = join(await Deno.makeTempDir(), "w");
   const first = await initWorld(root);
-  assert.equal(first.created.length, 3); // agent.yaml, boot.yaml, and the SDK
+  assert.equal(first.created.length, 4); // agent.yaml, boot.yaml, limits.yaml, and the SDK
   assert.ok(
     (await Deno.stat(join(root, "plugins", "cargo", "sdk", "sausage-plugin", "Cargo.toml"))).isFile,
   );
@@ -66,14 +67,34 @@ Deno.test("sausage init writes commented templates, never overwrites, and create
     assert.match(agent, new RegExp(api));
   }
   assert.match(agent, /allow_no_token: true/);
+  assert.equal(await Deno.readTextFile(join(root, "config", "limits.yaml")), limitsTemplate());
   await Deno.writeTextFile(join(root, "config", "boot.yaml"), "# mine\n[]\n");
+  await Deno.writeTextFile(join(root, "config", "limits.yaml"), "processes: 5\n");
   const second = await initWorld(root);
   assert.deepEqual(second.created, []);
   assert.equal(await Deno.readTextFile(join(root, "config", "boot.yaml")), "# mine\n[]\n");
+  assert.equal(await Deno.readTextFile(join(root, "config", "limits.yaml")), "processes: 5\n");
   for (const dir of ["plugins", "state/core", "config"]) {
     assert.ok((await Deno.stat(join(root, dir))).isDirectory);
   }
   assert.deepEqual(await new World(root).plugins(), []);
+});
+
+Deno.test("the limits.yaml template lists every limit at its default, with what it counts; as written it gives the defaults", () => {
+  const template = limitsTemplate();
+  assert.deepEqual(parseLimits(template), { limits: { ...DEFAULT_LIMITS }, problems: [] });
+  const settings = template.split("\n").filter((line) => /^# [a-z_]+: \d+/.test(line));
+  assert.deepEqual(
+    settings.map((line) => line.match(/^# ([a-z_]+):/)![1]),
+    Object.keys(DEFAULT_LIMITS),
+  );
+  for (const line of settings) assert.match(line, /^# [a-z_]+: \d+ +# \S/, "what it counts");
+  // uncommented, each line is valid and says its default
+  const uncommented = settings.map((line) => line.slice(2)).join("\n");
+  assert.deepEqual(parseLimits(uncommented), { limits: { ...DEFAULT_LIMITS }, problems: [] });
+  // a raised limit in it reads as raised
+  const raised = template.replace(/^# processes: \d+/m, "processes: 4000");
+  assert.equal(parseLimits(raised).limits.processes, 4000);
 });
 
 Deno.test("SAUSAGE_PID, SAUSAGE_PLUGIN and SAUSAGE_PARENT for the console, a caller, and a detached process", async () => {

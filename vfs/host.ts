@@ -18,9 +18,12 @@
  *
  * Symbolic links are resolved here, component by component, never by the
  * host. The host only sees paths whose every folder is known to be a real
- * folder inside the root. To stay fast, a path is first checked with one
- * `realpath` call: when the host's answer equals the path itself, no component
- * is a symbolic link, and the walk is skipped. Nothing is cached.
+ * folder inside the root. To stay fast, the walk is skipped when the folder of
+ * a path is known to be real: a `realpath` of it is the path itself, or a
+ * folder found real before (the layer remembers a few, by inode) still has its
+ * inode at that path, since no link this layer made leads the host anywhere.
+ * Each call then costs a few host calls whatever the depth of the path (a
+ * `realpath` alone is quadratic in it).
  *
  * The runtime has no `openat`, so a check and the call that follows it are
  * two steps, and a concurrent writer could rename a symbolic link over a
@@ -53,11 +56,7 @@
  * @module
  */
 import { existsSync, lutimesSync } from "node:fs";
-import {
-  checkPath as _check,
-  checkTarget as _checkTarget,
-  onlyEmpty as _onlyEmpty,
-} from "./_path.ts";
+import { checkPath as _check, checkTarget as _checkTarget } from "./_path.ts";
 import {
   type DirEntry,
   type FileHandle,
@@ -134,6 +133,10 @@ export class HostFileSystem implements FileSystem {
   readonly #seal: boolean;
   /** False once making a link failed for want of permission: no more attempts. */
   #canLink = true;
+  /** Host folders found real, to their identity, least recently used first (see {@linkcode #isReal}). */
+  readonly #real = new Map<string, string>();
+  /** The characters of the keys of {@linkcode #real}. */
+  #realChars = 0;
 
   constructor(root: string, options: HostFileSystemOptions = {}) {
     let real: string;
@@ -472,6 +475,7 @@ export class HostFileSystem implements FileSystem {
         throw new VfsError(path === "/" ? "EBUSY" : "ENOTEMPTY", "rmdir", path);
       }
       Deno.removeSync(host);
+      this.#forget(host);
     } catch (e) {
       throw _fromHost(e, "rmdir", path);
     }
@@ -493,6 +497,7 @@ export class HostFileSystem implements FileSystem {
     }
     try {
       Deno.renameSync(hostFrom, hostTo);
+      this.#forget(hostFrom);
     } catch (e) {
       throw _fromHost(e, "rename", from);
     }
@@ -597,32 +602,24 @@ export class HostFileSystem implements FileSystem {
   #follow(path: string, syscall: string, create = false): string {
     if (path === "/") return this.#prefix || "/";
     const host = this.#prefix + path;
-    if (!_NOT_SIMPLE.test(path)) {
-      // A failed host call costs about ten times a successful one (it builds
-      // an error): ask first with calls that do not fail.
-      if (_exists(host)) {
-        let real: string | undefined;
-        try {
-          real = Deno.realPathSync(host);
-        } catch {
-          // Changed meanwhile: the walk finds out.
-        }
-        if (real === host) return host;
-      } else if (this.#parentIsReal(path)) {
-        // The folder is real; the last component is missing or a link that
-        // leads nowhere on the host (it may lead somewhere in the layer).
-        let info: Deno.FileInfo | undefined;
-        try {
-          info = Deno.lstatSync(host);
-        } catch (e) {
-          const err = _fromHost(e, syscall, path);
-          if (err.code === "ENOENT" && create) return host;
-          throw err;
-        }
-        if (!info.isSymlink) return host;
+    const simple = !_NOT_SIMPLE.test(path);
+    if (simple && this.#isReal(_parentOf(host))) {
+      // The folder is real: only the last component may be a link.
+      let info: Deno.FileInfo;
+      try {
+        info = Deno.lstatSync(host);
+      } catch (e) {
+        const err = _fromHost(e, syscall, path);
+        if (err.code === "ENOENT" && create) return host;
+        throw err;
+      }
+      if (!info.isSymlink) {
+        if (info.isDirectory) this.#remember(host, info);
+        return host;
       }
     }
-    const resolved = this.#walk(path, true, syscall);
+    // a simple path's folder was just asked about: the walk need not ask again at its start
+    const resolved = this.#walk(path, true, syscall, false, simple);
     if (!create && resolved !== host && !_exists(resolved)) {
       // The walk returns a missing last component for a create.
       try {
@@ -646,48 +643,168 @@ export class HostFileSystem implements FileSystem {
     if (name === ".." || name === "." || name === "") return this.#follow(path, syscall);
     if (slash === 0) return this.#prefix + path;
     const parent = path.slice(0, slash);
-    if (!_NOT_SIMPLE.test(parent)) {
-      const hostParent = this.#prefix + parent;
-      try {
-        if (Deno.realPathSync(hostParent) === hostParent) return hostParent + "/" + name;
-      } catch {
-        // Missing, a loop, or no access: the walk finds out.
-      }
-    }
-    return _join(this.#walk(parent, true, syscall, true), name);
+    const simple = !_NOT_SIMPLE.test(parent);
+    if (simple && this.#isReal(this.#prefix + parent)) return this.#prefix + parent + "/" + name;
+    return _join(this.#walk(parent, true, syscall, true, simple), name);
   }
 
-  #parentIsReal(path: string): boolean {
-    const slash = path.lastIndexOf("/");
-    if (slash === 0) return true;
-    const parent = this.#prefix + path.slice(0, slash);
+  /**
+   * Whether the host folder `host` (a path without `.`, `..` or `//`) is a
+   * real folder with no symbolic link on the way from the root.
+   *
+   * One `realpath` answers it, but that costs the host a lookup of every
+   * prefix of the path, which is quadratic in its depth (38 ms at 1,000
+   * levels). So folders found real are remembered with their device and
+   * inode ({@linkcode #remember}), and a folder is known real again when a
+   * `stat` of it, or of a remembered folder below it, still finds that inode:
+   * every link this layer makes leads the host nowhere, so a path that
+   * reaches the remembered folder on the host holds none. A folder a few
+   * levels below a remembered one is checked by an `lstat` of each level in
+   * between. Only a folder far from every remembered one costs a `realpath`.
+   */
+  #isReal(host: string): boolean {
+    const prefix = this.#prefix;
+    if (host.length <= prefix.length) return true; // the root
+    const real = this.#real;
+    const known = real.get(host);
+    if (known !== undefined) {
+      if (this.#still(host, known)) {
+        // most recently used last, so that the oldest goes first
+        real.delete(host);
+        real.set(host, known);
+        return true;
+      }
+      this.#forget(host);
+    }
+    // a remembered folder below: its path holds this one
+    const below = host + "/";
+    for (const [folder, id] of real) {
+      if (!folder.startsWith(below)) continue;
+      if (this.#still(folder, id)) {
+        this.#rememberPath(host);
+        return true;
+      }
+      this.#forget(folder);
+    }
+    // a remembered folder a few levels above: check the levels in between
+    let above = host;
+    for (let level = 0; level < _CLIMB; level++) {
+      const slash = above.lastIndexOf("/");
+      if (slash <= prefix.length) break;
+      above = host.slice(0, slash);
+      const id = real.get(above);
+      if (id === undefined) continue;
+      if (!this.#still(above, id)) {
+        this.#forget(above);
+        break;
+      }
+      for (let at = above.length; at < host.length;) {
+        const next = host.indexOf("/", at + 1);
+        const end = next === -1 ? host.length : next;
+        const folder = host.slice(0, end);
+        let info: Deno.FileInfo;
+        try {
+          info = Deno.lstatSync(folder);
+        } catch {
+          return false; // missing or not reachable: the walk reports it
+        }
+        if (!info.isDirectory) return false; // a link (lstat) or a file
+        this.#remember(folder, info);
+        at = end;
+      }
+      return true;
+    }
     try {
-      return Deno.realPathSync(parent) === parent;
+      if (Deno.realPathSync(host) !== host) return false;
+    } catch {
+      return false; // missing, a loop, or no access: the walk finds out
+    }
+    this.#rememberPath(host);
+    return true;
+  }
+
+  /** Whether the folder at `host` still has the identity `id` ({@linkcode _identity}). */
+  #still(host: string, id: string): boolean {
+    try {
+      const info = Deno.statSync(host);
+      return info.isDirectory && _identity(info) === id;
     } catch {
       return false;
     }
+  }
+
+  /** Remembers `host`, a folder just found real, with the identity an `lstat` gives. */
+  #rememberPath(host: string): void {
+    try {
+      const info = Deno.lstatSync(host);
+      if (info.isDirectory) this.#remember(host, info);
+    } catch {
+      // gone meanwhile: nothing to remember
+    }
+  }
+
+  /** Remembers the real folder `host`; the least recently used go beyond the budget. */
+  #remember(host: string, info: Deno.FileInfo): void {
+    if (info.ino === null || host.length > _REMEMBERED_CHARS / 4) return;
+    const real = this.#real;
+    if (real.has(host)) this.#forget(host);
+    real.set(host, _identity(info));
+    this.#realChars += host.length;
+    while (real.size > _REMEMBERED || this.#realChars > _REMEMBERED_CHARS) {
+      this.#forget(real.keys().next().value!);
+    }
+  }
+
+  #forget(host: string): void {
+    if (this.#real.delete(host)) this.#realChars -= host.length;
   }
 
   /**
    * Resolves `path` one component at a time, with `chroot` semantics. Returns
    * a host path whose folders are all real folders inside the root. A missing
    * last component is returned as is (for a create), unless `mustExist`.
+   *
+   * Where a run of plain names follows (at the start, after a link, after
+   * `..`), the walk first asks {@linkcode #isReal} about the whole run (unless
+   * `asked`: the caller just did) and skips it when it holds no link, or skips
+   * to the deepest folder on the way that it remembers, so that a deep path
+   * costs a few host calls rather than one per level, each as long as the
+   * path.
    */
-  #walk(path: string, followLast: boolean, syscall: string, mustExist = false): string {
+  #walk(
+    path: string,
+    followLast: boolean,
+    syscall: string,
+    mustExist = false,
+    asked = false,
+  ): string {
     const prefix = this.#prefix;
     const pending = path.split("/").reverse();
+    /** How many of `pending` are "" or ".": when only those are left, the name is the last. */
+    let empty = 0;
+    for (const name of pending) if (name === "" || name === ".") empty++;
     const folders: string[] = [];
     let current = prefix;
     let links = 0;
+    let jump = true;
     while (pending.length > 0) {
+      if (jump && !_isSpecial(pending[pending.length - 1])) {
+        jump = false;
+        this.#skipRun(pending, folders, current, empty, asked);
+        asked = false;
+        if (folders.length > 0) current = folders[folders.length - 1];
+      }
       const name = pending.pop()!;
-      if (name === "" || name === ".") continue;
-      if (name === "..") {
-        folders.pop();
-        current = folders.length > 0 ? folders[folders.length - 1] : prefix;
+      if (_isSpecial(name)) {
+        if (name !== "..") empty--;
+        else {
+          folders.pop();
+          current = folders.length > 0 ? folders[folders.length - 1] : prefix;
+          jump = true;
+        }
         continue;
       }
-      const last = _onlyEmpty(pending);
+      const last = empty === pending.length;
       const candidate = current + "/" + name;
       if (last && !followLast) return candidate;
       let info: Deno.FileInfo;
@@ -700,6 +817,8 @@ export class HostFileSystem implements FileSystem {
       }
       if (info.isSymlink) {
         if (++links > MAX_SYMLINKS) throw new VfsError("ELOOP", syscall, path);
+        // the next walk through this link can start here
+        if (current.length > prefix.length) this.#rememberPath(current);
         const target = this.#readLink(candidate, syscall, path);
         if (target === "") throw new VfsError("ENOENT", syscall, path);
         if (target.charCodeAt(0) === 47) {
@@ -707,7 +826,11 @@ export class HostFileSystem implements FileSystem {
           current = prefix;
         }
         const parts = target.split("/");
-        for (let i = parts.length - 1; i >= 0; i--) pending.push(parts[i]);
+        for (let i = parts.length - 1; i >= 0; i--) {
+          pending.push(parts[i]);
+          if (parts[i] === "" || parts[i] === ".") empty++;
+        }
+        jump = true;
         continue;
       }
       if (!last && !info.isDirectory) throw new VfsError("ENOTDIR", syscall, path);
@@ -716,6 +839,72 @@ export class HostFileSystem implements FileSystem {
     }
     return current === "" ? "/" : current;
   }
+
+  /**
+   * Moves the plain names at the top of `pending` (the walk's components, in
+   * reverse) that lead through real folders from `current` onto `folders`,
+   * when {@linkcode #isReal} knows the folder they reach. The last component
+   * of the path stays, for the walk to judge (it may be a link).
+   */
+  #skipRun(
+    pending: string[],
+    folders: string[],
+    current: string,
+    empty: number,
+    asked: boolean,
+  ): void {
+    let run = 0;
+    for (let i = pending.length - 1; i >= 0 && !_isSpecial(pending[i]); i--) run++;
+    // the last component of the path stays for the walk
+    if (pending.length - run === empty) run--;
+    if (run < 2) return;
+    const names = pending.slice(pending.length - run).reverse();
+    const reached = current + "/" + names.join("/");
+    // all of the run, or as far as a remembered folder on the way (a link lies beyond it);
+    // when the caller has just asked about all of it, only the second
+    const to = !asked && this.#isReal(reached)
+      ? reached
+      : this.#deepestKnown(reached, current.length);
+    if (to === undefined) return;
+    let at = current.length;
+    for (const name of names) {
+      if (at >= to.length) break;
+      at += name.length + 1;
+      folders.push(reached.slice(0, at));
+      pending.pop();
+    }
+  }
+
+  /** The deepest remembered folder that still holds on the way to `host`, below its first `above` characters. */
+  #deepestKnown(host: string, above: number): string | undefined {
+    let best: string | undefined;
+    for (const folder of this.#real.keys()) {
+      if (
+        folder.length > above && folder.length > (best?.length ?? 0) &&
+        host.charCodeAt(folder.length) === 47 && host.startsWith(folder)
+      ) best = folder;
+    }
+    if (best === undefined || this.#still(best, this.#real.get(best)!)) return best;
+    this.#forget(best);
+    return undefined;
+  }
+}
+
+/** Levels above a folder that {@linkcode HostFileSystem} looks for one it knows is real. */
+const _CLIMB = 16;
+/** Real folders one host layer remembers, at most. */
+const _REMEMBERED = 64;
+/** Characters of their paths, at most. */
+const _REMEMBERED_CHARS = 32 * 1024;
+
+/** Whether a component of a path is "", "." or "..": not a name to look up. */
+function _isSpecial(name: string): boolean {
+  return name === "" || name === "." || name === "..";
+}
+
+/** The device and inode of a folder, as one key. */
+function _identity(info: Deno.FileInfo): string {
+  return `${info.dev}:${info.ino}`;
 }
 
 /** An open file of the host layer: a host descriptor and the position it was left at. */

@@ -695,3 +695,87 @@ Deno.test("host: a folder renamed through the layer carries no link the host cou
     Deno.removeSync(outside, { recursive: true });
   }
 });
+
+Deno.test("host: a folder known to be real that is then replaced is seen as it is now", () => {
+  const { outer, root, fs, done } = setup();
+  try {
+    fs.mkdir("/a");
+    fs.mkdir("/a/b");
+    fs.mkdir("/elsewhere");
+    writeAll(fs, "/a/b/x.txt", "in b");
+    writeAll(fs, "/elsewhere/x.txt", "elsewhere");
+    assert.equal(readAll(fs, "/a/b/x.txt"), "in b"); // /a/b is now known to be real
+    // renamed away, and a link through the layer in its place: followed inside the layer
+    fs.rename("/a/b", "/a/old");
+    fs.symlink("/elsewhere", "/a/b");
+    assert.equal(readAll(fs, "/a/b/x.txt"), "elsewhere");
+    assert.equal(fs.realpath("/a/b/x.txt"), "/elsewhere/x.txt");
+    // a new folder in its place: its own files
+    fs.unlink("/a/b");
+    fs.mkdir("/a/b");
+    assert.equal(code(() => fs.stat("/a/b/x.txt")), "ENOENT");
+    writeAll(fs, "/a/b/y.txt", "new b");
+    assert.equal(readAll(fs, "/a/b/y.txt"), "new b");
+    // a link made on the host in its place, to the host's own folder outside: never followed
+    // there; resolved inside the layer (where /<outer>/outside does not exist)
+    Deno.writeTextFileSync(`${outer}/outside/y.txt`, "OUTSIDE");
+    Deno.renameSync(`${root}/a/b`, `${root}/a/newer`);
+    Deno.symlinkSync(`${outer}/outside`, `${root}/a/b`);
+    assert.equal(code(() => fs.stat("/a/b/y.txt")), "ENOENT");
+    assert.equal(code(() => fs.open("/a/b/z.txt", { write: true, create: true })), "ENOENT");
+    assert.equal(_lexists(`${outer}/outside/z.txt`), false);
+    assert.ok(Deno.readLinkSync(`${root}/a/b`).startsWith(LINK_PREFIX), "rewritten when met");
+    // and the parent's parent replaced while the child is known
+    fs.mkdir("/p");
+    fs.mkdir("/p/q");
+    writeAll(fs, "/p/q/f", "q");
+    assert.equal(readAll(fs, "/p/q/f"), "q");
+    fs.rename("/p", "/p-old");
+    fs.mkdir("/p");
+    assert.equal(code(() => fs.stat("/p/q/f")), "ENOENT");
+    assert.equal(code(() => fs.rmdir("/p/q")), "ENOENT");
+  } finally {
+    done();
+  }
+});
+
+Deno.test("host: folders 1,000 deep are made, written, reached through `..` and removed, each call a few host calls", () => {
+  const { root, fs, done } = setup();
+  try {
+    let path = "";
+    for (let i = 0; i < 1000; i++) {
+      path += "/d";
+      fs.mkdir(path);
+    }
+    writeAll(fs, `${path}/bottom.txt`, "bottom");
+    assert.equal(readAll(fs, `${path}/bottom.txt`), "bottom");
+    assert.equal(fs.stat(path).kind, "directory");
+    assert.deepEqual(fs.readDir(path).map((e) => e.name), ["bottom.txt"]);
+    // up 300 levels and down again, and through a link at the top
+    assert.equal(
+      readAll(fs, `${path}${"/..".repeat(300)}${"/d".repeat(300)}/bottom.txt`),
+      "bottom",
+    );
+    fs.symlink("d", "/link");
+    assert.equal(readAll(fs, `/link${"/d".repeat(999)}/bottom.txt`), "bottom");
+    assert.equal(fs.realpath(`/link${"/d".repeat(999)}`), path);
+    fs.unlink("/link");
+    fs.unlink(`${path}/bottom.txt`);
+    for (let i = 0; i < 1000; i++) {
+      fs.rmdir(path);
+      path = path.slice(0, -2);
+    }
+    assert.deepEqual([...Deno.readDirSync(root)], []);
+  } finally {
+    done();
+  }
+});
+
+function _lexists(host: string): boolean {
+  try {
+    Deno.lstatSync(host);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -23,11 +23,13 @@
  *
  * @module
  */
+import { utf8Length } from "./_path.ts";
 import {
   type DirEntry,
   type FileHandle,
   type FileSystem,
   type OpenOptions,
+  PATH_MAX,
   type Stat,
   type TimeSpec,
   VfsError,
@@ -59,6 +61,8 @@ export class MountFileSystem implements FileSystem {
   readonly #root: _Mount;
   /** First components of mount points: a path that starts with one may enter a mount. */
   readonly #heads: Set<string>;
+  /** The longest path a call may give: a layer's longest, behind the longest mount point. */
+  readonly #longest: number;
 
   constructor(mounts: Mount[]) {
     this.#mounts = mounts
@@ -71,6 +75,7 @@ export class MountFileSystem implements FileSystem {
     if (!root) throw new Error("a mount table needs a layer at /");
     this.#root = root;
     this.#heads = new Set(this.#mounts.filter((m) => m !== root).map((m) => m.parts[0]));
+    this.#longest = PATH_MAX + Math.max(0, ...this.#mounts.map((m) => utf8Length(m.prefix)));
   }
 
   /**
@@ -79,23 +84,32 @@ export class MountFileSystem implements FileSystem {
    * Linux: the folder it leaves is resolved first, so `/data/link/..` is the
    * parent of where `link` leads, and `/data/../tmp` is the mount `/tmp`.
    */
-  #route(path: string): _Route {
+  #route(path: string, syscall: string): _Route {
+    // Before any `..` is resolved, as on Linux: a million `a/..` would cost a realpath each.
+    if (path.length > this.#longest / 3 && utf8Length(path) > this.#longest) {
+      throw new VfsError("ENAMETOOLONG", syscall, path);
+    }
     const raw = path.split("/").filter((p) => p !== "" && p !== ".");
     let parts = raw;
     if (raw.includes("..")) {
       parts = [];
+      // whether `parts` is a real path of the root layer: its parent is one too, so a run
+      // of `..` costs one realpath, not one each
+      let real = false;
       for (const p of raw) {
         if (p !== "..") {
           parts.push(p);
+          real = false;
           continue;
         }
-        if (parts.length > 0 && !this.#heads.has(parts[0])) {
+        if (parts.length > 0 && !real && !this.#heads.has(parts[0])) {
           // in the root layer: where the folder really is
           try {
             parts = this.#root.fs.realpath("/" + parts.join("/")).split("/").filter((x) => x);
           } catch {
             return { mount: this.#root, sub: path }; // the layer reports the error
           }
+          real = true;
         }
         parts.pop();
       }
@@ -128,22 +142,22 @@ export class MountFileSystem implements FileSystem {
   }
 
   stat(path: string): Stat {
-    const r = this.#route(path);
+    const r = this.#route(path, "stat");
     return r.mount.fs.stat(r.sub);
   }
 
   lstat(path: string): Stat {
-    const r = this.#route(path);
+    const r = this.#route(path, "lstat");
     return r.mount.fs.lstat(r.sub);
   }
 
   realpath(path: string): string {
-    const r = this.#route(path);
+    const r = this.#route(path, "realpath");
     return this.#full(r.mount, r.mount.fs.realpath(r.sub));
   }
 
   readDir(path: string): DirEntry[] {
-    const r = this.#route(path);
+    const r = this.#route(path, "readdir");
     const entries = r.mount.fs.readDir(r.sub);
     const full = this.#full(r.mount, r.mount === this.#root ? r.mount.fs.realpath(r.sub) : r.sub);
     const mounted = this.#childMounts(full);
@@ -156,32 +170,32 @@ export class MountFileSystem implements FileSystem {
   }
 
   open(path: string, options: OpenOptions): FileHandle {
-    const r = this.#route(path);
+    const r = this.#route(path, "open");
     const handle = r.mount.fs.open(r.sub, options);
     return r.mount.prefix ? new _PrefixedHandle(handle, r.mount.prefix) : handle;
   }
 
   mkdir(path: string): void {
-    const r = this.#route(path);
+    const r = this.#route(path, "mkdir");
     if (r.sub === "/" && r.mount !== this.#root) throw new VfsError("EEXIST", "mkdir", path);
     r.mount.fs.mkdir(r.sub);
   }
 
   unlink(path: string): void {
-    const r = this.#route(path);
+    const r = this.#route(path, "unlink");
     this.#busy(r, "unlink", path);
     r.mount.fs.unlink(r.sub);
   }
 
   rmdir(path: string): void {
-    const r = this.#route(path);
+    const r = this.#route(path, "rmdir");
     this.#busy(r, "rmdir", path);
     r.mount.fs.rmdir(r.sub);
   }
 
   rename(from: string, to: string): void {
-    const a = this.#route(from);
-    const b = this.#route(to);
+    const a = this.#route(from, "rename");
+    const b = this.#route(to, "rename");
     this.#busy(a, "rename", from);
     this.#busy(b, "rename", to);
     if (a.mount !== b.mount) throw new VfsError("EXDEV", "rename", from);
@@ -189,24 +203,24 @@ export class MountFileSystem implements FileSystem {
   }
 
   symlink(target: string, path: string): void {
-    const r = this.#route(path);
+    const r = this.#route(path, "symlink");
     r.mount.fs.symlink(target, r.sub);
   }
 
   readlink(path: string): string {
-    const r = this.#route(path);
+    const r = this.#route(path, "readlink");
     return r.mount.fs.readlink(r.sub);
   }
 
   link(existing: string, newPath: string): void {
-    const a = this.#route(existing);
-    const b = this.#route(newPath);
+    const a = this.#route(existing, "link");
+    const b = this.#route(newPath, "link");
     if (a.mount !== b.mount) throw new VfsError("EXDEV", "link", existing);
     a.mount.fs.link(a.sub, b.sub);
   }
 
   setTimes(path: string, atime: TimeSpec, mtime: TimeSpec, follow: boolean): void {
-    const r = this.#route(path);
+    const r = this.#route(path, "utimes");
     r.mount.fs.setTimes(r.sub, atime, mtime, follow);
   }
 }

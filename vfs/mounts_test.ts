@@ -66,3 +66,20 @@ Deno.test("`..` in the root layer is physical: after a symbolic link it leaves w
   assert.equal(fs.stat("/state/run/../../state").kind, "directory"); // /a/.. is /
   assert.equal(code(() => fs.stat("/missing/../state")), "ENOENT");
 });
+
+Deno.test("mounts: a path over 4095 bytes (after the longest mount point) is ENAMETOOLONG before its `..` are resolved", () => {
+  const root = new MemoryFileSystem();
+  root.mkdir("/a");
+  root.open("/x", { create: true }).close();
+  const fs = new MountFileSystem([{ path: "/", fs: root }, {
+    path: "/tmp",
+    fs: new MemoryFileSystem(),
+  }]);
+  assert.equal(code(() => fs.stat("/" + "a/../".repeat(1000) + "x")), "ENAMETOOLONG");
+  assert.equal(code(() => fs.open("/" + "a/../".repeat(200_000) + "x", {})), "ENAMETOOLONG");
+  assert.equal(fs.stat("/" + "a/../".repeat(800) + "x").kind, "file");
+  // a mounted layer's longest path (4095 bytes) still fits behind its mount point
+  const longest = "/" + "n".repeat(200) + "/x".repeat(1947);
+  assert.equal(code(() => fs.stat("/tmp" + longest)), "ENOENT");
+  assert.equal(code(() => fs.stat("/tmp" + longest + "x")), "ENAMETOOLONG");
+});

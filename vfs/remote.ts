@@ -5,7 +5,9 @@
  *
  * The client thread blocks for the round trip, so a remote layer suits
  * small, shared state (in-memory folders, generated files), not bulk data.
- * One request is in flight per channel, since the client waits for it.
+ * One request is in flight per channel, since the client waits for it. Data
+ * goes in pieces of {@linkcode CHANNEL_DATA_BYTES}, and a listing in pages of
+ * {@linkcode LISTING_PAGE_BYTES}, so that no folder is too large to list.
  *
  * @example
  * ```ts ignore
@@ -22,6 +24,7 @@
  *
  * @module
  */
+import { utf8Length } from "./_path.ts";
 import {
   type DirEntry,
   type FileHandle,
@@ -38,6 +41,11 @@ import {
 export const CHANNEL_DATA_BYTES = 1 << 20;
 const HEADER_BYTES = 16;
 const JSON_BYTES = 64 * 1024;
+/**
+ * Bytes of JSON in one page of a listing: a folder's entries come in pages
+ * of about this much, taken from one snapshot of the folder.
+ */
+export const LISTING_PAGE_BYTES = 512 * 1024;
 /** How long a client waits for an answer before it gives up with `EIO`. */
 const WAIT_MS = 30_000;
 
@@ -88,15 +96,27 @@ export class SyncChannel {
     header[3] = (header[3] + 1) | 0;
     Atomics.store(header, 0, REQUEST);
     this.#notify();
-    const outcome = Atomics.wait(header, 0, REQUEST, WAIT_MS);
-    if (outcome === "timed-out" && Atomics.compareExchange(header, 0, REQUEST, IDLE) === REQUEST) {
-      return {
-        answer: { err: { code: "EIO", syscall: "remote", detail: "no answer in time" } },
-        data: new Uint8Array(),
-      };
+    const deadline = performance.now() + WAIT_MS;
+    for (;;) {
+      const state = Atomics.load(header, 0);
+      if (state === ANSWER) break;
+      if (state === ANSWERING) {
+        // claimed by the server: the answer is being written
+        Atomics.wait(header, 0, ANSWERING);
+        continue;
+      }
+      // Not claimed yet. A wake-up here can be the late notify of the answer
+      // before (the server stores the state, then notifies): wait again.
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        if (Atomics.compareExchange(header, 0, REQUEST, IDLE) !== REQUEST) continue;
+        return {
+          answer: { err: { code: "EIO", syscall: "remote", detail: "no answer in time" } },
+          data: new Uint8Array(),
+        };
+      }
+      Atomics.wait(header, 0, REQUEST, left);
     }
-    // claimed by the server: the answer is being written
-    while (Atomics.load(header, 0) === ANSWERING) Atomics.wait(header, 0, ANSWERING);
     const result = this.#read();
     Atomics.store(this.#header, 0, IDLE);
     return result;
@@ -211,8 +231,15 @@ export class RemoteFileSystem implements FileSystem {
   realpath(path: string): string {
     return this.#call("realpath", [path]) as string;
   }
+  /** The entries of the folder, read page by page from one snapshot of it. */
   readDir(path: string): DirEntry[] {
-    return this.#call("readDir", [path]) as DirEntry[];
+    let page = this.#call("readDir", [path]) as _Page;
+    const entries = page.entries;
+    while (page.more !== undefined) {
+      page = this.#call(_MORE, [page.more]) as _Page;
+      for (const entry of page.entries) entries.push(entry);
+    }
+    return entries;
   }
   open(path: string, options: OpenOptions): FileHandle {
     const opened = this.#call("open", [path, options]) as {
@@ -246,6 +273,22 @@ export class RemoteFileSystem implements FileSystem {
   setTimes(path: string, atime: TimeSpec, mtime: TimeSpec, follow: boolean): void {
     this.#call("setTimes", [path, atime, mtime, follow]);
   }
+}
+
+/** One page of a listing; `more` names the listing to ask for the next page. */
+interface _Page {
+  entries: DirEntry[];
+  more?: number;
+}
+
+/** The operation that asks for the next page of a listing. */
+const _MORE = "readDirMore";
+
+/** A listing being read page by page: its snapshot and where the next page starts. */
+interface _Listing {
+  id: number;
+  entries: DirEntry[];
+  next: number;
 }
 
 class _RemoteHandle implements FileHandle {
@@ -345,7 +388,10 @@ const FS_OPS = new Set([
 export class FileSystemServer {
   readonly #resolve: (name: string) => FileSystem | undefined;
   readonly #handles = new WeakMap<SyncChannel, Map<number, FileHandle>>();
+  /** The listing each channel is reading (its client reads the pages in one go). */
+  readonly #listings = new WeakMap<SyncChannel, _Listing>();
   #nextHandle = 1;
+  #nextListing = 1;
 
   /** `resolve` gives the layer for a name a client uses (undefined: `ENOENT`). */
   constructor(resolve: (name: string) => FileSystem | undefined) {
@@ -389,12 +435,18 @@ export class FileSystemServer {
       }
     }
     this.#handles.delete(channel);
+    this.#listings.delete(channel);
   }
 
   #fsOp(channel: SyncChannel, request: { fs: string; op: string; args: unknown[] }): unknown {
     const fs = this.#resolve(request.fs);
     if (!fs) throw new VfsError("ENOENT", request.op, undefined, `no layer ${request.fs}`);
+    if (request.op === _MORE) return this.#nextPage(channel, request.args[0] as number);
     if (!FS_OPS.has(request.op)) throw new VfsError("ENOTSUP", request.op);
+    if (request.op === "readDir") {
+      const listing = { id: this.#nextListing++, entries: fs.readDir(request.args[0] as string) };
+      return this.#page(channel, { ...listing, next: 0 });
+    }
     if (request.op === "open") {
       const [path, options] = request.args as [string, OpenOptions];
       const handle = fs.open(path, options);
@@ -406,6 +458,43 @@ export class FileSystemServer {
     }
     // deno-lint-ignore no-explicit-any
     return (fs as any)[request.op](...request.args);
+  }
+
+  #nextPage(channel: SyncChannel, id: number): _Page {
+    const listing = this.#listings.get(channel);
+    if (listing?.id !== id) {
+      throw new VfsError(
+        "EIO",
+        "readdir",
+        undefined,
+        "the listing was dropped; list the folder again",
+      );
+    }
+    return this.#page(channel, listing);
+  }
+
+  /** The next page of `listing`; the listing is kept for the next one while entries remain. */
+  #page(channel: SyncChannel, listing: _Listing): _Page {
+    const { entries } = listing;
+    let end = listing.next;
+    // the first entry always goes: a name is at most 255 bytes
+    for (
+      let bytes = 0;
+      end < entries.length && (end === listing.next || bytes < LISTING_PAGE_BYTES);
+      end++
+    ) {
+      bytes += utf8Length(JSON.stringify(entries[end]!.name)) + 64;
+    }
+    const page = listing.next === 0 && end === entries.length
+      ? entries
+      : entries.slice(listing.next, end);
+    listing.next = end;
+    if (end < entries.length) {
+      this.#listings.set(channel, listing);
+      return { entries: page, more: listing.id };
+    }
+    this.#listings.delete(channel);
+    return { entries: page };
   }
 
   #handleOp(

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { FileSystemServer, MemoryFileSystem, SyncChannel } from "./mod.ts";
 
-Deno.test("a worker reads and writes a layer served by the main thread; long answers; short writes", async () => {
+Deno.test("a worker reads and writes a layer served by the main thread; long answers; listings in pages; short writes", async () => {
   const layer = new MemoryFileSystem({ maxBytes: 3_500_000 });
   // a layer with room for two channel pieces: a third piece fails
   const narrow = new MemoryFileSystem({ maxBytes: 2 << 20 });
@@ -29,9 +29,22 @@ Deno.test("a worker reads and writes a layer served by the main thread; long ans
       else resolve(e.data);
     };
   });
+  // wake-ups that are no answer, all along (as the late notify of an answer before would be)
+  const notifier = new Worker(new URL("./testdata/notifier.ts", import.meta.url), {
+    type: "module",
+  });
+  const stop = new SharedArrayBuffer(4);
+  const started = Promise.withResolvers<void>();
+  const stopped = Promise.withResolvers<void>();
+  notifier.onmessage = (e) => (e.data === "started" ? started : stopped).resolve();
+  notifier.postMessage({ channel: channel.buffer, stop });
+  await started.promise;
   worker.postMessage(channel.buffer);
   const result = await done;
   worker.terminate();
+  Atomics.store(new Int32Array(stop), 0, 1);
+  await stopped.promise;
+  notifier.terminate();
   assert.deepEqual(result, {
     written: 3_000_000,
     readBack: 3_000_000,
@@ -41,8 +54,9 @@ Deno.test("a worker reads and writes a layer served by the main thread; long ans
     full: "ENOSPC",
     shortWrite: 2 << 20,
     someListed: 3000,
-    tooManyToList: "EOVERFLOW",
+    lotsListed: 20_000,
     servingAfter: "directory",
+    roundTrips: 20_000,
   });
   assert.equal(narrow.stat("/partial").size, 2 << 20);
   assert.equal(layer.stat("/big").size, 3_000_000);

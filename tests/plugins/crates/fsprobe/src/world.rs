@@ -241,6 +241,8 @@ pub fn serve() {
         "ops" => Ok(ops(&params)),
         "sqlite" => Ok(sqlite(&params)),
         "tempfiles" => Ok(tempfiles(&params)),
+        "deep" => Ok(deep(&params)),
+        "many" => Ok(many(&params)),
         other => Err(format!("fsprobe has no method {other}")),
     };
     match result {
@@ -268,6 +270,8 @@ fn discover() -> Value {
         "ops",
         "sqlite",
         "tempfiles",
+        "deep",
+        "many",
     ]
     .iter()
     .map(|n| method(n))
@@ -1233,6 +1237,145 @@ fn write(params: &Value) -> Value {
     outcome(fs::write(path, content).and_then(|_| fs::read(path)), text)
 }
 
+// ---------------------------------------------------------------- deep and wide folders
+
+/// `levels` folders nested in `base`, made one by one (`create_dir`), a file
+/// written and read at the bottom, then all removed from the bottom up; with
+/// `up`, the file is also read back through that many `..` from the bottom and
+/// as many names down again. Reports what worked and the milliseconds each
+/// phase took.
+fn deep(params: &Value) -> Value {
+    let base = str_param(params, "base", "/state/deep");
+    let levels = params["levels"].as_u64().unwrap_or(1000) as usize;
+    let name = str_param(params, "name", "d");
+    let mut report = Map::new();
+    let started = Instant::now();
+    if let Err(e) = fs::create_dir_all(base) {
+        return json!({"error": {"at": "base", "error": error_json(&e)}});
+    }
+    let mut dir = String::from(base);
+    for level in 1..=levels {
+        dir.push('/');
+        dir.push_str(name);
+        if let Err(e) = fs::create_dir(&dir) {
+            return json!({"error": {"at": "mkdir", "level": level, "error": error_json(&e)}});
+        }
+    }
+    report.insert(
+        "mkdir_ms".into(),
+        json!(started.elapsed().as_millis() as u64),
+    );
+    let file = format!("{dir}/bottom.txt");
+    let started = Instant::now();
+    match fs::write(&file, "bottom").and_then(|_| fs::read_to_string(&file)) {
+        Ok(text) => report.insert("read".into(), json!(text)),
+        Err(e) => return json!({"error": {"at": "write", "error": error_json(&e)}}),
+    };
+    report.insert(
+        "write_ms".into(),
+        json!(started.elapsed().as_millis() as u64),
+    );
+    if let Some(up) = params["up"].as_u64() {
+        let started = Instant::now();
+        let mut round = dir.clone();
+        for _ in 0..up {
+            round.push_str("/..");
+        }
+        for _ in 0..up {
+            round.push('/');
+            round.push_str(name);
+        }
+        round.push_str("/bottom.txt");
+        report.insert(
+            "through_dotdot".into(),
+            outcome(fs::read_to_string(&round), |t| json!(t)),
+        );
+        report.insert(
+            "dotdot_ms".into(),
+            json!(started.elapsed().as_millis() as u64),
+        );
+    }
+    let started = Instant::now();
+    if let Err(e) = fs::remove_file(&file) {
+        return json!({"error": {"at": "remove", "error": error_json(&e)}});
+    }
+    for level in (1..=levels).rev() {
+        if let Err(e) = fs::remove_dir(&dir) {
+            return json!({"error": {"at": "rmdir", "level": level, "error": error_json(&e)}});
+        }
+        dir.truncate(dir.len() - name.len() - 1);
+    }
+    report.insert(
+        "remove_ms".into(),
+        json!(started.elapsed().as_millis() as u64),
+    );
+    report.insert("levels".into(), json!(levels));
+    json!(report)
+}
+
+/// `count` names made in `dir` (empty files, or with `"links": true` symbolic
+/// links, one call each; none with `"make": false`, for a folder filled
+/// beforehand), the folder listed, then removed with everything in it
+/// (`remove_dir_all`, which lists it again). Reports the counts, whether the
+/// folder is gone, and the milliseconds of each phase.
+fn many(params: &Value) -> Value {
+    let dir = PathBuf::from(str_param(params, "dir", "/run/many"));
+    let make = params["make"].as_bool() != Some(false);
+    let count = if make {
+        params["count"].as_u64().unwrap_or(50_000)
+    } else {
+        0
+    };
+    let links = params["links"].as_bool() == Some(true);
+    let started = Instant::now();
+    if let Err(e) = fs::create_dir_all(&dir) {
+        return json!({"error": {"at": "mkdir", "error": error_json(&e)}});
+    }
+    for i in 0..count {
+        let path = dir.join(format!("name-{i:06}"));
+        let made = if links {
+            crate::symlink("target", &path)
+        } else {
+            File::create(&path).map(drop)
+        };
+        if let Err(e) = made {
+            return json!({"error": {"at": "create", "index": i, "error": error_json(&e)}});
+        }
+    }
+    let create_ms = started.elapsed().as_millis() as u64;
+    let started = Instant::now();
+    let listed = match fs::read_dir(&dir) {
+        Ok(entries) => {
+            let mut names = 0u64;
+            let mut expected = 0u64;
+            for entry in entries {
+                match entry {
+                    Ok(e) => {
+                        names += 1;
+                        if e.file_name().to_string_lossy().starts_with("name-") {
+                            expected += 1;
+                        }
+                    }
+                    Err(e) => return json!({"error": {"at": "entry", "error": error_json(&e)}}),
+                }
+            }
+            json!({"names": names, "expected": expected})
+        }
+        Err(e) => return json!({"error": {"at": "list", "error": error_json(&e)}}),
+    };
+    let list_ms = started.elapsed().as_millis() as u64;
+    let started = Instant::now();
+    let removed = outcome(fs::remove_dir_all(&dir), unit);
+    json!({
+        "listed": listed,
+        "removed": removed,
+        "gone": !dir.exists(),
+        "create_ms": create_ms,
+        "list_ms": list_ms,
+        "remove_ms": started.elapsed().as_millis() as u64,
+    })
+}
+
 // ---------------------------------------------------------------- temporary files
 
 /// The `tempfile` crate in `dir`: a named file persisted over `target` (an
@@ -1272,7 +1415,10 @@ fn tempfiles(params: &Value) -> Value {
     // nothing else is left in dir but the target
     let left: Vec<String> = fs::read_dir(&dir)
         .map(|entries| {
-            entries.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect()
+            entries
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
         })
         .unwrap_or_default();
     out.insert("left".into(), json!(left));
