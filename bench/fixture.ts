@@ -14,7 +14,7 @@
  */
 import type { Client } from "../core/client.ts";
 import { Host, type HostOptions } from "../core/host.ts";
-import { initWorld } from "../core/world.ts";
+import { initWorld } from "../core/init.ts";
 import { installPlugin, TEST_CACHE_DIR } from "../tests/world.ts";
 
 export { TEST_CACHE_DIR };

@@ -28,7 +28,8 @@ import { LocalHostView } from "../core/host_view.ts";
 import type { Response } from "../core/jsonrpc.ts";
 import { type Entry, Journal, type LogQuery, QueryError } from "../core/journal.ts";
 import { runComponent } from "./run_command.ts";
-import { initWorld, WorldError } from "../core/world.ts";
+import { WorldError } from "../core/world.ts";
+import { initWorld } from "../core/init.ts";
 
 /** Exit codes of `sausage` (also in the README). */
 export const ExitCode = {

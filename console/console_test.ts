@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { initWorld } from "../core/world.ts";
+import { initWorld } from "../core/init.ts";
 import { installPlugin, TEST_CACHE_DIR } from "../tests/world.ts";
 import { historyPath } from "./history.ts";
 import { fitLine } from "./terminal.ts";

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { initWorld } from "../core/world.ts";
+import { initWorld } from "../core/init.ts";
 import { agentWorld, agentYaml, history, messagesOf } from "./agent_world.ts";
 import { type ModelServer, type Reply, startModelServer } from "./model_server.ts";
 import { eventually, installPlugin, TEST_CACHE_DIR } from "./world.ts";

@@ -19,7 +19,8 @@ import {
   shippedAgent,
   sourceHash,
 } from "../core/shipped_agent.ts";
-import { initWorld, World } from "../core/world.ts";
+import { World } from "../core/world.ts";
+import { initWorld } from "../core/init.ts";
 import { sdkFiles, sdkVersion } from "../core/cargo/sdk.ts";
 import { findWasmToolchain } from "../core/cargo/toolchain.ts";
 import { buildAgent } from "../plugins/agent/build.ts";

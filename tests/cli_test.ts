@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { sha256Hex } from "../core/components/cache.ts";
-import { initWorld } from "../core/world.ts";
+import { initWorld } from "../core/init.ts";
 import { testPlugin } from "./setup.ts";
 import { eventually, installPlugin, TEST_CACHE_DIR } from "./world.ts";
 

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { ControlEndpoint, controlPaths } from "../core/control.ts";
 import { ControlClient, ControlError } from "../core/control_client.ts";
 import type { Id } from "../core/jsonrpc.ts";
-import { initWorld } from "../core/world.ts";
+import { initWorld } from "../core/init.ts";
 import { eventually, installPlugin, startWorld, TEST_CACHE_DIR, type TestWorld } from "./world.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { sha256Hex } from "../core/components/cache.ts";
 import { Host } from "../core/host.ts";
-import { initWorld } from "../core/world.ts";
+import { initWorld } from "../core/init.ts";
 import { eventually, installPlugin, startWorld } from "./world.ts";
 
 Deno.test("at start the core discovers each plugin and shows the document at /proc/core/plugins/<name>/discover.json", async () => {

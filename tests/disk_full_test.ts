@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Host } from "../core/host.ts";
-import { initWorld } from "../core/world.ts";
+import { initWorld } from "../core/init.ts";
 import { eventually, installPlugin, TEST_CACHE_DIR } from "./world.ts";
 
 /** Whether this machine lets the test mount a tmpfs (root, and a mount namespace that allows it). */

@@ -15,7 +15,7 @@ import type { Response } from "../core/jsonrpc.ts";
 import type { SupervisionOptions } from "../core/supervision.ts";
 import type { Process } from "../core/process.ts";
 import { sausageCommand } from "../core/host.ts";
-import { initWorld } from "../core/world.ts";
+import { initWorld } from "../core/init.ts";
 import { testPlugin } from "./setup.ts";
 import {
   eventually,

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { Client } from "../core/client.ts";
 import { Host, type HostOptions } from "../core/host.ts";
 import type { Response } from "../core/jsonrpc.ts";
-import { initWorld } from "../core/world.ts";
+import { initWorld } from "../core/init.ts";
 import { testPlugin } from "./setup.ts";
 
 /** The component cache shared by all tests (transpiles survive between runs). */

@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { Host } from "../core/host.ts";
 import type { Response } from "../core/jsonrpc.ts";
 import { DEFAULT_LIMITS, parseLimits } from "../core/limits.ts";
-import { initWorld, limitsTemplate, World, WorldError } from "../core/world.ts";
+import { World, WorldError } from "../core/world.ts";
+import { initWorld, limitsTemplate } from "../core/init.ts";
 import { eventually, startWorld, TEST_CACHE_DIR } from "./world.ts";
 
 type Vars = { vars: Record<string, string> };
