@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type Id, idKey, type Message } from "./jsonrpc.ts";
+import { type ErrorObject, type Id, idKey, type Message, type Response } from "./jsonrpc.ts";
 import type { ExitReport } from "../runtime/messages.ts";
 import type { WorkerCrash } from "./supervision.ts";
 
@@ -65,17 +65,15 @@ export class Process implements Peer {
   readonly tree: CallTree;
   /** Nested calls up to this one: 1 for a process started from outside. */
   readonly depth: number;
-  state: ProcessState = "running";
+  #state: ProcessState = "running";
   /** Attached children: they are stopped when this process ends. */
-  readonly children = new Set<Process>();
+  readonly #children = new Set<Process>();
   /** Where the answer goes; null when it was started by a notification. */
   readonly origin: Origin | null;
-  /** Whether the origin got its answer (a second answer is dropped). */
-  answered = false;
+  #answered = false;
   /** Calls this process made, by the exact JSON text of their ID. */
-  readonly outgoing = new Map<string, OutgoingCall>();
-  /** Stdout lines dropped because they were not JSON-RPC messages. */
-  discardedLines = 0;
+  readonly #outgoing = new Map<string, OutgoingCall>();
+  #discardedLines = 0;
   /** Settles when the process has ended. */
   readonly ended: Promise<ProcessEnd>;
   readonly #resolveEnded: (end: ProcessEnd) => void;
@@ -112,9 +110,84 @@ export class Process implements Peer {
     return this.pid;
   }
 
+  /** `running`, then `stopping` (its stdin is closed), then `ended`. */
+  get state(): ProcessState {
+    return this.#state;
+  }
+
   /** Messages reach a process while its stdin is open. */
   get alive(): boolean {
-    return this.state === "running";
+    return this.#state === "running";
+  }
+
+  /** Whether the origin got its answer (a second answer is dropped). */
+  get answered(): boolean {
+    return this.#answered;
+  }
+
+  /** Stdout lines dropped because they were not JSON-RPC messages. */
+  get discardedLines(): number {
+    return this.#discardedLines;
+  }
+
+  /** The attached children: they are stopped when this process ends. */
+  get children(): ReadonlySet<Process> {
+    return this.#children;
+  }
+
+  /** The call it made with this ID that has no answer yet. */
+  outgoingCall(id: Id): OutgoingCall | undefined {
+    return this.#outgoing.get(idKey(id));
+  }
+
+  /**
+   * Reserves the ID of a call this process makes; false when a call of it
+   * with that ID has no answer yet. Reserved before anything awaits, so a
+   * second request with the ID in the same batch of lines is refused too.
+   */
+  reserveCall(id: Id, method: string): boolean {
+    const key = idKey(id);
+    if (this.#outgoing.has(key)) return false;
+    this.#outgoing.set(key, { method });
+    return true;
+  }
+
+  /**
+   * Gives its caller the answer (its `origin` gets it with the caller's ID);
+   * false, and nothing sent, when it was started by a notification or
+   * answered already.
+   */
+  answer(body: { result: unknown } | { error: ErrorObject }): boolean {
+    if (!this.origin || this.#answered) return false;
+    this.#answered = true;
+    const response: Response = "error" in body
+      ? { jsonrpc: "2.0", id: this.origin.id, error: body.error }
+      : { jsonrpc: "2.0", id: this.origin.id, result: body.result ?? null };
+    this.origin.peer.deliver(response);
+    return true;
+  }
+
+  /** Counts stdout lines that were not messages; true for the first ones. */
+  discarded(lines: number): boolean {
+    const first = this.#discardedLines === 0;
+    this.#discardedLines += lines;
+    return first;
+  }
+
+  /** Attaches a child: it is stopped when this process ends. */
+  adopt(child: Process): void {
+    this.#children.add(child);
+  }
+
+  /**
+   * Enters the stopping state: its stdin is to close, and the calls it made
+   * can no longer be answered. False when it was not running.
+   */
+  beginStop(): boolean {
+    if (this.#state !== "running") return false;
+    this.#state = "stopping";
+    this.#outgoing.clear();
+    return true;
   }
 
   /** Whether it outlives its caller. */
@@ -124,15 +197,24 @@ export class Process implements Peer {
 
   /** Writes a message to the process's stdin (dropped once it stops). */
   deliver(message: Message): void {
-    if (this.state !== "running") return;
-    if (!("method" in message)) this.outgoing.delete(idKey(message.id));
+    if (this.#state !== "running") return;
+    if (!("method" in message)) this.#outgoing.delete(idKey(message.id));
     this.#write(message);
   }
 
-  /** Marks the process ended; called once by the process manager. */
-  end(end: ProcessEnd): void {
-    this.state = "ended";
+  /**
+   * Marks the process ended, called once by the process manager: what it
+   * made has no answer to wait for, and its parent lets it go. Gives the
+   * children it had, to be stopped.
+   */
+  end(end: ProcessEnd): Process[] {
+    this.#state = "ended";
+    this.#outgoing.clear();
+    if (this.parent instanceof Process) this.parent.#children.delete(this);
+    const children = [...this.#children];
+    this.#children.clear();
     this.#resolveEnded(end);
+    return children;
   }
 
   /** The `info.json` view (PROTOCOL section 4). */
@@ -146,7 +228,7 @@ export class Process implements Peer {
       parent: this.parent?.name ?? "core",
       detached: this.detached,
       started: this.startedAt.toISOString(),
-      state: this.state,
+      state: this.#state,
     };
   }
 }

@@ -7,7 +7,7 @@
  */
 import { uuidv7 } from "uuidv7";
 import type { LoadedComponent } from "./components/cache.ts";
-import { error, ErrorCode, type Message, RpcError } from "./jsonrpc.ts";
+import { ErrorCode, type Message, RpcError } from "./jsonrpc.ts";
 import type { Journal } from "./journal.ts";
 import type { CoreFiles } from "./files.ts";
 import type { NativePlugin } from "./native.ts";
@@ -270,13 +270,11 @@ export class ProcessManager {
    * process is killed if it has not ended after 5 seconds.
    */
   stop(process: Process, why: string): Promise<ProcessEnd> {
-    if (process.state !== "running") return process.ended;
-    process.state = "stopping";
+    if (!process.beginStop()) return process.ended;
     this.#journal.event(process.pid, process.plugin, `stop: ${why}`);
     const abort = this.#aborts.get(process.pid);
     if (abort) abort.abort("stop");
     else this.#pool.closeStdin(process.pid);
-    process.outgoing.clear(); // its pending calls fail: no answer can reach it now
     const timer = setTimeout(() => {
       this.kill(process, `it did not stop within ${STOP_GRACE_MS / 1000} s after ${why}`);
     }, STOP_GRACE_MS);
@@ -405,7 +403,7 @@ export class ProcessManager {
     if (slot.sender) this.#notifiedBy.set(process, slot.sender);
     this.#processes.set(process.pid, process);
     this.#files.add(process);
-    if (request.parent instanceof Process) request.parent.children.add(process);
+    if (request.parent instanceof Process) request.parent.adopt(process);
     this.#journal.event(
       process.pid,
       request.plugin,
@@ -436,9 +434,7 @@ export class ProcessManager {
       ? native.methods[request.method]
       : undefined;
     const answer = (body: { result: unknown } | { error: ReturnType<RpcError["toObject"]> }) => {
-      if (!process.origin || process.answered) return;
-      process.answered = true;
-      process.origin.peer.deliver({ jsonrpc: "2.0", id: process.origin.id, ...body });
+      process.answer(body);
     };
     const job = method
       ? method({
@@ -512,7 +508,7 @@ export class ProcessManager {
 
   #stdout(process: Process, messages: unknown[], discarded: number): void {
     if (discarded > 0) {
-      if (process.discardedLines === 0) {
+      if (process.discarded(discarded)) {
         this.#journal.event(
           process.pid,
           process.plugin,
@@ -520,7 +516,6 @@ export class ProcessManager {
             "stdout belongs to the protocol, log to stderr (further such lines are counted at the end)",
         );
       }
-      process.discardedLines += discarded;
     }
     if (messages.length > 0) this.onMessages(process, messages);
   }
@@ -592,17 +587,12 @@ export class ProcessManager {
     this.#processes.delete(process.pid);
     this.#files.remove(process.pid);
     this.#journal.untrack(process.pid);
-    process.end(end);
+    const orphans = process.end(end);
     const sender = this.#notifiedBy.get(process) ?? null;
     if (sender) this.#notifiedBy.delete(process);
     this.#release({ tree: process.tree, depth: process.depth, sender });
-    if (process.origin && !process.answered) {
-      process.answered = true;
-      process.origin.peer.deliver(error(process.origin.id, processEndedError(process, end)));
-    }
-    process.outgoing.clear();
-    if (process.parent instanceof Process) process.parent.children.delete(process);
-    for (const child of process.children) this.stop(child, `its parent ${process.pid} ended`);
+    process.answer({ error: processEndedError(process, end).toObject() });
+    for (const child of orphans) this.stop(child, `its parent ${process.pid} ended`);
     // locks go last: the worker reported the end after the last file operation returned
     this.#locks.releaseAll(process.pid);
   }

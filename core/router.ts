@@ -114,7 +114,7 @@ export class Router implements CallRouter {
       origin: id === undefined ? null : { peer: caller, id },
     });
     if (caller instanceof Process && id !== undefined) {
-      const call = caller.outgoing.get(idKey(id));
+      const call = caller.outgoingCall(id);
       if (call) call.callee = started; // still unanswered
     }
   }
@@ -128,14 +128,11 @@ export class Router implements CallRouter {
 
   #response(peer: Peer, id: Id, response: Response): void {
     if (!(peer instanceof Process)) return;
-    const origin = peer.origin;
-    if (origin && id === peer.pid && !peer.answered) {
-      peer.answered = true;
-      const answer: Response = "error" in response && response.error !== undefined
-        ? { jsonrpc: "2.0", id: origin.id, error: response.error }
-        : { jsonrpc: "2.0", id: origin.id, result: response.result ?? null };
-      origin.peer.deliver(answer);
-      return;
+    if (id === peer.pid) {
+      const answered = "error" in response && response.error !== undefined
+        ? peer.answer({ error: response.error })
+        : peer.answer({ result: response.result ?? null });
+      if (answered) return;
     }
     const why = id === peer.pid ? "late (the call was answered already)" : "unknown";
     this.#journal.event(
@@ -155,7 +152,7 @@ export class Router implements CallRouter {
         );
         return;
       }
-      if (peer.outgoing.has(idKey(id))) {
+      if (!peer.reserveCall(id, method)) {
         peer.deliver(error(
           id,
           new RpcError(
@@ -165,9 +162,6 @@ export class Router implements CallRouter {
         ));
         return;
       }
-      // reserved before anything awaits, so a second request with this ID
-      // in the same batch of lines is refused too; the answer frees it
-      peer.outgoing.set(idKey(id), { method });
     }
     this.call(peer, id, method, params).catch((e) => {
       peer.deliver(error(id, toRpcError(e)));
