@@ -36,6 +36,7 @@ import { interfaces } from "./interfaces_section.ts";
 import { builds } from "./host/builds.ts";
 import { agent } from "./host/agent.ts";
 import { control } from "./host/control.ts";
+import { mcp } from "./host/mcp.ts";
 import type { Section } from "./section.ts";
 
 /** Every section, in the order they run. Add new sections here. */
@@ -43,6 +44,7 @@ export const SECTIONS: Section[] = [
   latency,
   throughput,
   control,
+  mcp,
   ready,
   memory,
   vfs,

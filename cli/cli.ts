@@ -9,6 +9,7 @@
  *                                      (--params-file FILE, or - for stdin, in place of PARAMS);
  *                                      through the control endpoint when a host runs WORLD
  * sausage attach WORLD                 the console on the host that runs WORLD
+ * sausage mcp [WORLD]                  an MCP server on stdin and stdout (the world's host, or its own)
  * sausage ps|log|stop|kill WORLD ...   the processes and journal of the host that runs WORLD
  * sausage run [--dir H::G] [--env N=V] FILE.wasm [ARGS]   any wasi:cli/command component
  * ```
@@ -24,7 +25,7 @@ import { EXIT_CODE_CORE_EXIT, Host } from "../core/host.ts";
 import { TimeoutError } from "../core/client.ts";
 import { ControlEndpoint, removeStaleSocket } from "../core/control.ts";
 import { ControlClient, ControlError } from "../core/control_client.ts";
-import { LocalHostView } from "../core/host_view.ts";
+import { type HostView, LocalHostView } from "../core/host_view.ts";
 import type { Response } from "../core/jsonrpc.ts";
 import { type Entry, Journal, type LogQuery, QueryError } from "../core/journal.ts";
 import { runComponent } from "./run_command.ts";
@@ -267,6 +268,89 @@ async function attach(world: string): Promise<number> {
     return await runConsole(remote);
   } finally {
     await remote.close(); // the host stops what this console called, and goes on
+  }
+}
+
+/**
+ * `sausage mcp`: an MCP server on stdin and stdout. It serves the host that
+ * runs `world` through its control endpoint, or starts one as the console
+ * does (with an endpoint, so a console can attach). Logs go to stderr: stdout
+ * is the protocol. Ends with 0 when the client closes stdin (or on SIGINT or
+ * SIGTERM), 1 when the host it served went away, 75 on core.exit.
+ */
+async function mcpMode(
+  world: string | undefined,
+  opts: { cacheDir?: string; plugins?: string },
+): Promise<number> {
+  // nothing but the protocol may reach stdout, whatever prints
+  console.log = console.error;
+  console.info = console.error;
+  console.debug = console.error;
+  const log = (text: string) => console.error(pc.dim(`sausage mcp: ${text}`));
+  const { exposedPlugins, McpConfigError, parsePluginList } = await import("../mcp/config.ts");
+  if (opts.plugins !== undefined) {
+    try {
+      parsePluginList(opts.plugins);
+    } catch (e) {
+      if (e instanceof McpConfigError) fail(e.message, ExitCode.Usage);
+      throw e;
+    }
+  }
+  let root = world;
+  if (root === undefined) {
+    root = defaultWorld();
+    const report = await initWorld(root, { installAgent: true });
+    for (const note of report.notes) log(note);
+  }
+  const signals = listenForStop();
+  let view: HostView;
+  let finish: () => Promise<void>;
+  const remote = await connect(root);
+  if (remote) {
+    log(`serving the host that runs ${remote.info.world} (pid ${remote.info.pid})`);
+    view = remote;
+    finish = () => remote.close(); // that host stops what this client called, and goes on
+  } else {
+    const host = await startHost(root, opts.cacheDir);
+    signals.onAgain(() => host.killAll());
+    const endpoint = await ControlEndpoint.listen(host);
+    const local = new LocalHostView(host, endpoint?.started);
+    log(
+      `running ${host.world.root}` +
+        (endpoint ? `; a console can attach with: sausage attach ${host.world.root}` : ""),
+    );
+    view = local;
+    finish = async () => {
+      await local.close("the MCP client went away");
+      await endpoint?.close();
+      await host.shutdown();
+    };
+  }
+  try {
+    view.onNote = log;
+    let plugins: string[] | undefined;
+    try {
+      plugins = await exposedPlugins(view, opts.plugins);
+    } catch (e) {
+      if (e instanceof McpConfigError) fail(e.message, ExitCode.Usage);
+      throw e;
+    }
+    const { createMcpServer } = await import("../mcp/server.ts");
+    const { StdioTransport } = await import("../mcp/stdio.ts");
+    const server = createMcpServer(view, { plugins, log });
+    await server.connect(new StdioTransport());
+    const code = await Promise.race([
+      server.closed.then(() => ExitCode.Ok as number),
+      signals.stopped.then(() => ExitCode.Ok as number),
+      view.ended.then((end) => {
+        log(end.why);
+        return end.code;
+      }),
+    ]);
+    await server.close();
+    return code;
+  } finally {
+    await finish();
   }
 }
 
@@ -542,6 +626,32 @@ attach, call, ps, log, stop and kill reach it there (PROTOCOL section 12).`,
     .argument("<world>", "the world folder")
     .action(async (world: string) => {
       done(await attach(world));
+    });
+
+  program.command("mcp")
+    .description(
+      "serve WORLD to an MCP client on stdin and stdout (claude mcp add sausage -- sausage mcp " +
+        "WORLD): the host that runs it, or a host of its own",
+    )
+    .argument("[world]", "the world folder (default: " + defaultWorld() + ")")
+    .option(
+      "--plugins <names>",
+      "only these plugins' methods are tools, in this order (comma-separated; default: the " +
+        "plugins: list of WORLD/config/mcp.yaml, else all); the core's tools are always there",
+    )
+    .addOption(cacheOption())
+    .addHelpText(
+      "after",
+      `
+Tools are <plugin>_<method> (title <plugin>.<method>), after core_activate,
+core_revert, core_log, core_stop, core_kill and cargo_build. Resources are the
+world's files, sausage:///<path>. Logs go to stderr; stdout is the protocol.
+Exit codes: 0 the client closed stdin (or SIGINT, SIGTERM); 1 the host it
+served went away, or a failure; 2 bad arguments or config/mcp.yaml; 3 the
+world cannot be run; 75 a plugin called core.exit.`,
+    )
+    .action(async (world: string | undefined, opts: { plugins?: string }, command: Command) => {
+      done(await mcpMode(world, { plugins: opts.plugins, cacheDir: cacheDirOf(command) }));
     });
 
   program.command("ps")

@@ -6,7 +6,8 @@
  *
  * {@linkcode LocalHostView} is the view in the host's process; the control
  * endpoint serves one per connection, and `ControlClient` is the same view
- * over the socket.
+ * over the socket. {@linkcode watchPlugins} tells a front end when the
+ * world's plugins change, on either view.
  *
  * @module
  */
@@ -243,4 +244,78 @@ export class LocalHostView implements HostView {
       own.map((p) => this.#host.processes.stop(p, why)),
     );
   }
+}
+
+/** What {@linkcode watchPlugins} gives back. */
+export interface PluginWatch {
+  /** Looks now (after a front end's own activation, say); true when something changed. */
+  check(): Promise<boolean>;
+  /** Stops looking. */
+  close(): void;
+}
+
+/**
+ * Calls `onChange` when the world's plugins change: one added or removed, a
+ * new version (an activation, a revert, a copy by hand), or a discovery that
+ * finished or failed. It compares each plugin's `version` and `discovery` in
+ * `/proc/core/graph.json` every `intervalMs`, through the view's own
+ * {@linkcode HostView.read}, so it works the same in the host's process and
+ * over the control endpoint. The graph is updated after a new version's
+ * discovery, so a change is seen once its interface is known.
+ *
+ * @example
+ * ```ts ignore
+ * const watch = watchPlugins(view, () => console.error("the plugins changed"));
+ * // … later
+ * watch.close();
+ * ```
+ */
+export function watchPlugins(
+  view: HostView,
+  onChange: () => void,
+  options: { intervalMs?: number } = {},
+): PluginWatch {
+  const intervalMs = options.intervalMs ?? 500;
+  let last: string | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let closed = false;
+  let running: Promise<boolean> | undefined;
+  const look = async (): Promise<boolean> => {
+    let now: string;
+    try {
+      const file = await view.read("/proc/core/graph.json", 64 * 1024 * 1024);
+      const graph = JSON.parse(new TextDecoder().decode(file.bytes)) as {
+        plugins?: Record<string, { version?: unknown; discovery?: unknown }>;
+      };
+      now = JSON.stringify(
+        Object.entries(graph.plugins ?? {}).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
+          .map(([name, p]) => [name, p.version ?? null, p.discovery ?? null]),
+      );
+    } catch {
+      return false; // a host that went away ends the view; nothing to compare
+    }
+    const changed = last !== undefined && now !== last;
+    last = now;
+    if (changed && !closed) onChange();
+    return changed;
+  };
+  // one look at a time, so two never report the same change
+  const check = (): Promise<boolean> => {
+    running = (running ?? Promise.resolve(false)).then(look, look);
+    return running;
+  };
+  const schedule = () => {
+    if (closed) return;
+    const t = setTimeout(() => check().finally(schedule), intervalMs);
+    Deno.unrefTimer(t); // the watch alone keeps no process alive
+    timer = t;
+  };
+  check().finally(schedule);
+  return {
+    check,
+    close() {
+      closed = true;
+      clearTimeout(timer);
+    },
+  };
 }
