@@ -21,7 +21,10 @@ import { uuidv7 } from "uuidv7";
 import { ComponentCache, type LoadedComponent } from "../core/components/cache.ts";
 import { CoreFiles } from "../core/files.ts";
 import { Journal } from "../core/journal.ts";
-import { classify, ErrorCode, type Id, RpcError } from "../core/jsonrpc.ts";
+import { CoreApi, NO_ANSWER } from "../core/core_api.ts";
+import { classify, error, ErrorCode, type Id, result, RpcError } from "../core/jsonrpc.ts";
+import { CORE, splitMethod } from "../core/names.ts";
+import { toRpcError } from "../core/router.ts";
 import { LockTable } from "../core/locks.ts";
 import { WorkerPool } from "../core/pool.ts";
 import { Process } from "../core/process.ts";
@@ -69,6 +72,13 @@ class TestRun {
   readonly pool: WorkerPool;
   readonly journal = new Journal(":memory:");
   readonly locks = new LockTable();
+  /** The core API of a test: its own locks and journal, and no world. */
+  readonly #core = new CoreApi({
+    locks: this.locks,
+    journal: this.journal,
+    alone: "in a test: a test has no other plugins or processes",
+    ownEntriesOnly: true,
+  });
   readonly #component: LoadedComponent;
   readonly #root: string;
   readonly #packageDir: string | undefined;
@@ -120,7 +130,7 @@ class TestRun {
       params: {},
       parent: null,
       origin: null,
-      write: () => {},
+      write: (m) => this.pool.write(pid, encoder.encode(JSON.stringify(m) + "\n")),
     });
     const files = new CoreFiles({
       protocol: this.#protocol,
@@ -148,7 +158,7 @@ class TestRun {
     const onStdoutLine = (line: string) => {
       const parsed = line.trim().startsWith("{") ? parseMessageLine(encoder.encode(line)) : null;
       if (parsed) {
-        this.#answer(pid, parsed.message);
+        this.#answer(process, parsed.message);
         return;
       }
       if (live) live.stdout(line + "\n");
@@ -202,76 +212,35 @@ class TestRun {
     return { report, output };
   }
 
-  /** The mini core: locks, notifications, the journal; no other plugins. */
-  #answer(pid: string, message: unknown): void {
+  /**
+   * A message from a test: the core API without a world (locks,
+   * notifications and the journal; a test has no other plugins or
+   * processes), and a refusal for a call to a plugin.
+   */
+  #answer(process: Process, message: unknown): void {
     const c = classify(message);
     if (c.kind !== "request" && c.kind !== "notification") return;
     const id: Id | undefined = c.kind === "request" ? c.id : undefined;
-    const reply = (body: { result: unknown } | { error: unknown }) => {
-      if (id === undefined) return;
-      this.pool.write(pid, encoder.encode(JSON.stringify({ jsonrpc: "2.0", id, ...body }) + "\n"));
+    const fail = (e: unknown) => {
+      if (id !== undefined) process.deliver(error(id, toRpcError(e)));
     };
-    const fail = (e: RpcError) => reply({ error: e.toObject() });
-    const p = c.params;
-    switch (c.method) {
-      case "core.lock":
-      case "core.unlock": {
-        if (typeof p.path !== "string" || p.path === "") {
-          return fail(
-            new RpcError(ErrorCode.InvalidParams, `${c.method} needs "path", a non-empty string`),
-          );
-        }
-        if (c.method === "core.unlock") {
-          this.locks.release(p.path, pid);
-          return reply({ result: {} });
-        }
-        this.locks.acquire(p.path, pid, p.wait !== false).then((held) =>
-          reply({ result: { held } })
-        );
-        return;
-      }
-      case "core.notify":
-        this.journal.event(
-          pid,
-          this.#package,
-          `notify ${String(p.name)} ${JSON.stringify(p.params ?? {})}`,
-        );
-        return reply({ result: {} });
-      case "core.log":
-        try {
-          // a test sees only its own entries: its journal is its own, like its world
-          return reply({ result: this.journal.search({ ...(p as object), pid }) });
-        } catch (e) {
-          return fail(new RpcError(ErrorCode.InvalidParams, `core.log: ${(e as Error).message}`));
-        }
-      case "core.call":
-      case "core.stop":
-      case "core.kill":
-      case "core.activate":
-      case "core.revert":
-      case "core.exit":
-        return fail(
-          new RpcError(
-            ErrorCode.NoSuchPlugin,
-            `${c.method} does nothing in a test: a test has no other plugins or processes`,
-          ),
-        );
-      default:
-        if (c.method.startsWith("core.")) {
-          return fail(
-            new RpcError(
-              ErrorCode.MethodNotFound,
-              `the test runner has no method ${c.method}; it answers core.lock, core.unlock, core.notify and core.log`,
-            ),
-          );
-        }
-        return fail(
-          new RpcError(
-            ErrorCode.NoSuchPlugin,
-            `${c.method} cannot be called in a test: a test has no other plugins (the test runner answers core.lock, core.unlock, core.notify and core.log)`,
-          ),
-        );
+    const split = splitMethod(c.method);
+    if (split?.target !== CORE) {
+      return fail(
+        new RpcError(
+          ErrorCode.NoSuchPlugin,
+          `${c.method} cannot be called in a test: a test has no other plugins (the test runner ` +
+            "answers core.lock, core.unlock, core.notify and core.log)",
+        ),
+      );
     }
+    if (id === undefined) {
+      this.#core.notify(process, split.method, c.params).catch(() => {});
+      return;
+    }
+    this.#core.request(process, id, split.method, c.params).then((value) => {
+      if (value !== NO_ANSWER) process.deliver(result(id, value));
+    }, fail);
   }
 
   close(): void {

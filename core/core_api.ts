@@ -8,7 +8,7 @@ import { ErrorCode, type Id, RpcError } from "./jsonrpc.ts";
 import { type Journal, type LogQuery, QueryError } from "./journal.ts";
 import type { LockTable } from "./locks.ts";
 import type { Activation, ActivationItem } from "./activation.ts";
-import type { Peer } from "./process.ts";
+import { type Peer, Process } from "./process.ts";
 import type { ProcessManager } from "./processes.ts";
 
 /** Returned by the core API when it answers later or not at all. */
@@ -26,15 +26,27 @@ export interface CallRouter {
   forwardNotify(from: Peer, name: string, params: unknown): void;
 }
 
-/** What the core API needs from the host. */
-export interface CoreApiDeps {
+/** The world beyond one process: other processes, plugins and the host itself. */
+export interface CoreWorld {
   processes: ProcessManager;
   router: CallRouter;
-  locks: LockTable;
-  journal: Journal;
   activation: Activation;
   /** `core.exit`: stop the host with exit code 75. */
   requestExit: () => void;
+}
+
+/**
+ * What the core API needs from the host. The test runner gives it no
+ * `world` (a test has no other plugins): the methods that need one refuse.
+ */
+export interface CoreApiDeps {
+  locks: LockTable;
+  journal: Journal;
+  world?: CoreWorld;
+  /** Why the methods that need the world do nothing without one, after "core.call does nothing". */
+  alone?: string;
+  /** `core.log` shows a caller only its own entries (a test's journal is its own). */
+  ownEntriesOnly?: boolean;
 }
 
 type Params = Record<string, unknown>;
@@ -83,7 +95,7 @@ export class CoreApi {
       kill: (_caller, p) => this.#kill(p),
       lock: (caller, p) => this.#lock(caller, p),
       unlock: (caller, p) => this.#unlock(caller, p),
-      log: (_caller, p) => this.#log(p),
+      log: (caller, p) => this.#log(caller, p),
       activate: (_caller, p) => this.#activate(p),
       revert: (_caller, p) => this.#revert(p),
       exit: () => this.#exit(),
@@ -121,32 +133,42 @@ export class CoreApi {
     const method = requireString(p, "method", "call");
     const params = optionalObject(p, "params", "call");
     const detach = optionalBoolean(p, "detach", "call") ?? false;
-    await this.#d.router.call(caller, id, method, params, { detach });
+    await this.#world("call").router.call(caller, id, method, params, { detach });
     return NO_ANSWER;
   }
 
   #notify(caller: Peer, p: Params) {
     const name = requireString(p, "name", "notify");
-    this.#d.router.forwardNotify(caller, name, p.params);
+    if (this.#d.world) {
+      this.#d.world.router.forwardNotify(caller, name, p.params);
+    } else {
+      // alone, the caller has no caller: the journal keeps what it said
+      const plugin = caller instanceof Process ? caller.plugin : null;
+      this.#d.journal.event(
+        caller.name,
+        plugin,
+        `notify ${name} ${JSON.stringify(p.params ?? {})}`,
+      );
+    }
     return {};
   }
 
   #process(p: Params, method: string) {
     const pid = requireString(p, "pid", method);
-    const process = this.#d.processes.get(pid);
+    const process = this.#world(method).processes.get(pid);
     if (!process) throw invalid(`core.${method}: there is no running process ${pid}`);
     return process;
   }
 
   async #stop(p: Params) {
     const process = this.#process(p, "stop");
-    await this.#d.processes.stop(process, "core.stop");
+    await this.#world("stop").processes.stop(process, "core.stop");
     return {};
   }
 
   async #kill(p: Params) {
     const process = this.#process(p, "kill");
-    await this.#d.processes.kill(process, "core.kill");
+    await this.#world("kill").processes.kill(process, "core.kill");
     return {};
   }
 
@@ -163,7 +185,7 @@ export class CoreApi {
     return {};
   }
 
-  #log(p: Params) {
+  #log(caller: Peer, p: Params) {
     const query: LogQuery = {};
     for (const name of ["plugin", "pid", "grep"] as const) {
       if (p[name] === undefined) continue;
@@ -181,6 +203,7 @@ export class CoreApi {
       if (typeof p.limit !== "number") throw invalid(`core.log: "limit" must be a number`);
       query.limit = p.limit;
     }
+    if (this.#d.ownEntriesOnly) query.pid = caller.name;
     try {
       return this.#d.journal.search(query); // {entries}, and `cut` when bounded
     } catch (e) {
@@ -215,16 +238,26 @@ export class CoreApi {
         wasm: requireString(p, "wasm", "activate"),
       }];
     }
-    return this.#d.activation.activate(items, force);
+    return this.#world("activate").activation.activate(items, force);
   }
 
   #revert(p: Params) {
     const force = optionalBoolean(p, "force", "revert") ?? false;
-    return this.#d.activation.revert(requireString(p, "plugin", "revert"), force);
+    return this.#world("revert").activation.revert(requireString(p, "plugin", "revert"), force);
   }
 
   #exit() {
-    setTimeout(() => this.#d.requestExit(), 0); // after the answer went out
+    const world = this.#world("exit");
+    setTimeout(() => world.requestExit(), 0); // after the answer went out
     return {};
+  }
+
+  /** The world, or the refusal of a method that needs one. */
+  #world(method: string): CoreWorld {
+    if (this.#d.world) return this.#d.world;
+    throw new RpcError(
+      ErrorCode.NoSuchPlugin,
+      `core.${method} does nothing ${this.#d.alone ?? "here: there are no other processes"}`,
+    );
   }
 }

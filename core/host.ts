@@ -241,12 +241,14 @@ export class Host {
       journal: this.journal,
       core: (router) =>
         new CoreApi({
-          processes: this.processes,
-          router,
           locks: this.locks,
           journal: this.journal,
-          activation: this.activation,
-          requestExit: () => this.#requestExit(EXIT_CODE_CORE_EXIT),
+          world: {
+            processes: this.processes,
+            router,
+            activation: this.activation,
+            requestExit: () => this.#requestExit(EXIT_CODE_CORE_EXIT),
+          },
         }),
     });
     this.core = this.router.core;

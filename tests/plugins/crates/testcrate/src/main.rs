@@ -68,6 +68,16 @@ mod tests {
         assert_eq!(core("core.lock", json!({"path": "/state/x"}))["result"], json!({"held": true}));
         let refused = core("notes.add", json!({"text": "milk"}));
         assert_eq!(refused["error"]["code"], json!(-32001));
+        // the core API of a test has no world: no other process to call, stop or kill
+        let alone = core("core.call", json!({"method": "notes.add"}));
+        assert_eq!(alone["error"]["code"], json!(-32001));
+        assert!(alone["error"]["message"].as_str().unwrap().contains("does nothing in a test"));
+        // what it says goes to its own journal, and it reads only its own entries there
+        assert_eq!(core("core.notify", json!({"name": "step", "params": {"n": 1}}))["result"], json!({}));
+        let log = core("core.log", json!({"grep": "^notify step"}));
+        assert_eq!(log["result"]["entries"].as_array().unwrap().len(), 1);
+        let others = core("core.log", json!({"pid": "someone-else"}));
+        assert!(others["result"]["entries"].as_array().unwrap().iter().all(|e| e["pid"] == log["result"]["entries"][0]["pid"]));
     }
 
     #[test]
