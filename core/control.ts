@@ -84,7 +84,9 @@ export class ControlEndpoint {
    * journals why) when the platform or the path's length does not allow it.
    *
    * @example
-   * ```ts ignore
+   * ```ts
+   * import type { Host } from "./host.ts";
+   * declare const host: Host; // a started host
    * const endpoint = await ControlEndpoint.listen(host);
    * // … `sausage call WORLD notes.add '{"text": "milk"}'` goes through it
    * await endpoint?.close();

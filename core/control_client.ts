@@ -67,7 +67,7 @@ export class ControlClient implements HostView {
    * other users: someone else may have made it.
    *
    * @example
-   * ```ts ignore
+   * ```ts
    * const host = await ControlClient.connect("/srv/world");
    * if (host) console.log(await host.request("notes.list"));
    * ```

@@ -122,7 +122,9 @@ export function worldPaths(root: string): { agentConfig: string; coreState: stri
  * The view in the host's process.
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import type { Host } from "./host.ts";
+ * declare const host: Host; // a started host: `await Host.start({ world, cacheDir })`
  * const view = new LocalHostView(host);
  * const answer = await view.request("notes.add", { text: "milk" });
  * ```
@@ -264,7 +266,8 @@ export interface PluginWatch {
  * discovery, so a change is seen once its interface is known.
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * declare const view: HostView; // a LocalHostView, or a ControlClient
  * const watch = watchPlugins(view, () => console.error("the plugins changed"));
  * // … later
  * watch.close();

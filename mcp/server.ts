@@ -73,7 +73,10 @@ export interface SausageMcpServer {
  * An MCP server on `view`.
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import type { HostView } from "../core/host_view.ts";
+ * import { StdioTransport } from "./stdio.ts";
+ * declare const view: HostView; // a LocalHostView, or a ControlClient
  * const mcp = createMcpServer(view, { plugins: ["notes"], log: console.error });
  * await mcp.connect(new StdioTransport());
  * await mcp.closed;

@@ -22,7 +22,10 @@ const encoder = new TextEncoder();
  * by default).
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import type { HostView } from "../core/host_view.ts";
+ * import { createMcpServer } from "./server.ts";
+ * declare const view: HostView;
  * const server = createMcpServer(view);
  * await server.connect(new StdioTransport());
  * ```

@@ -112,7 +112,9 @@ interface Known {
  * version, so a list after no change reads no document again.
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import type { HostView } from "../core/host_view.ts";
+ * declare const view: HostView;
  * const tools = new ToolCatalog(view, { plugins: ["notes"] });
  * const list = await tools.list();
  * const result = await tools.call("notes_add", { text: "milk" });

@@ -9,17 +9,28 @@
  * goes in pieces of {@linkcode CHANNEL_DATA_BYTES}, and a listing in pages of
  * {@linkcode LISTING_PAGE_BYTES}, so that no folder is too large to list.
  *
- * @example
- * ```ts ignore
- * // serving thread
+ * @example The serving thread
+ * ```ts
+ * import { FileSystemServer, MemoryFileSystem, SyncChannel } from "./mod.ts";
+ * const layers = new Map([["shared", new MemoryFileSystem()]]);
  * const channel = SyncChannel.create();
  * const server = new FileSystemServer((name) => layers.get(name));
+ * const worker = new Worker(new URL("./client.ts", import.meta.url), { type: "module" });
+ * worker.onmessage = (e) => {
+ *   if (e.data === "vfs") server.serve(channel);
+ * };
  * worker.postMessage({ channel: channel.buffer });
- * worker.onmessage = (e) => { if (e.data === "vfs") server.serve(channel); };
- * // client thread (a worker)
- * const channel = SyncChannel.attach(buffer, () => self.postMessage("vfs"));
- * const shared = new RemoteFileSystem(channel, "shared");
- * shared.mkdir("/endpoints");
+ * ```
+ *
+ * @example The client thread (`client.ts`, a worker)
+ * ```ts
+ * /// <reference lib="deno.worker" />
+ * import { RemoteFileSystem, SyncChannel } from "./mod.ts";
+ * self.onmessage = (e: MessageEvent<{ channel: SharedArrayBuffer }>) => {
+ *   const channel = SyncChannel.attach(e.data.channel, () => self.postMessage("vfs"));
+ *   const shared = new RemoteFileSystem(channel, "shared");
+ *   shared.mkdir("/endpoints");
+ * };
  * ```
  *
  * @module

@@ -125,8 +125,10 @@ function capTableSection(bytes: Uint8Array, cap: MemoryCap): number[] {
  *
  * @example
  * ```ts
+ * const moduleBytes = await Deno.readFile("plugin.core.wasm"); // a core module
  * const capped = capMemory(moduleBytes, memoryCap(1024));
- * const module = await WebAssembly.compile(capped);
+ * // capped is moduleBytes, or a copy in a new ArrayBuffer
+ * const module = await WebAssembly.compile(capped as Uint8Array<ArrayBuffer>);
  * ```
  */
 export function capMemory(module: Uint8Array, cap: MemoryCap): Uint8Array {

@@ -134,6 +134,8 @@ export interface OpenRpcDocument extends InterfaceDocument {
  *
  * @example
  * ```ts
+ * declare const entry: OpenRpcDocument; // the consumer's `x-sausage-imports.notes`
+ * declare const provider: OpenRpcDocument; // the provider's current document
  * const { ok, methods, problems } = checkImport(entry, provider);
  * ```
  */
@@ -149,7 +151,9 @@ export interface ImportCheck {
  *
  * @example
  * ```ts
- * checkImport(agent["x-sausage-imports"].notes, notes, {
+ * declare const agent: OpenRpcDocument; // the consumer's whole document
+ * declare const notes: OpenRpcDocument; // the provider's current document
+ * checkImport(agent["x-sausage-imports"]?.notes, notes, {
  *   consumer: "agent",
  *   provider: "notes",
  *   consumerDocument: agent,
@@ -478,6 +482,7 @@ export function checkImport(
  *
  * @example
  * ```ts
+ * declare const agent: OpenRpcDocument;
  * checkWorld({ agent, www: { unavailable: "no answer to rpc.discover within 10 s" } });
  * ```
  */
@@ -490,6 +495,8 @@ export interface Unavailable {
  *
  * @example
  * ```ts
+ * declare const notes: OpenRpcDocument;
+ * declare const agent: OpenRpcDocument;
  * const entries: Record<string, WorldEntry> = { notes, agent, www: "unavailable" };
  * ```
  */
@@ -500,6 +507,7 @@ export type WorldEntry = OpenRpcDocument | Unavailable | "unavailable";
  *
  * @example
  * ```ts
+ * declare const documents: Record<string, WorldEntry>; // every plugin's, by name
  * const { imports, counts } = checkWorld(documents);
  * // counts is e.g. { ok: 148, broken: 1, missing: 1, unavailable: 0 }
  * ```
@@ -516,6 +524,8 @@ export interface WorldCheck {
  *
  * @example
  * ```ts
+ * declare const current: Record<string, WorldEntry>; // every plugin's document, by name
+ * declare const newNotes: OpenRpcDocument; // the document of the notes to activate
  * checkWorld({ ...current, notes: newNotes }, { only: ["notes"] });
  * ```
  */
@@ -541,6 +551,8 @@ function unavailableReason(entry: WorldEntry): string | undefined {
  *
  * @example
  * ```ts
+ * declare const agentDoc: OpenRpcDocument;
+ * declare const notesDoc: OpenRpcDocument;
  * const world = checkWorld({ agent: agentDoc, notes: notesDoc, www: "unavailable" });
  * for (const i of world.imports) console.log(i.consumer, "→", i.provider, i.status);
  * ```

@@ -10,7 +10,9 @@
  *
  * @example
  * ```ts
- * import { checkWorld, renderRejection } from "./core/interfaces/mod.ts";
+ * import { checkWorld, type OpenRpcDocument, renderRejection, type WorldEntry } from "./mod.ts";
+ * declare const current: Record<string, WorldEntry>; // every plugin's document, by name
+ * declare const newNotesDocument: OpenRpcDocument;
  * const world = checkWorld({ ...current, notes: newNotesDocument }, { only: ["notes"] });
  * const bad = world.imports.filter((i) => i.status === "broken");
  * if (bad.length > 0) console.log(renderRejection(["notes"], bad));

@@ -25,6 +25,9 @@ export interface ProblemOutside extends OutsideSubset {
  *
  * @example
  * ```ts
+ * import { checkImport, type OpenRpcDocument } from "./compat.ts";
+ * declare const entry: OpenRpcDocument; // the consumer's `x-sausage-imports.notes`
+ * declare const provider: OpenRpcDocument; // the provider's current document
  * const broken = checkImport(entry, provider).problems.filter((p) => p.kind === "params");
  * ```
  */
@@ -40,6 +43,9 @@ export type ProblemKind =
  *
  * @example
  * ```ts
+ * import { checkImport, type OpenRpcDocument } from "./compat.ts";
+ * declare const entry: OpenRpcDocument; // the agent's `x-sausage-imports.notes`
+ * declare const newNotes: OpenRpcDocument; // a notes whose `add` takes `body`
  * const [p] = checkImport(entry, newNotes, { consumer: "agent", provider: "notes" }).problems;
  * // p.kind === "params"; p.signature === "notes.add(text: string) -> Added"
  * // p.text === 'notes.add has no param "text". It requires "body": string.'
@@ -74,6 +80,8 @@ export interface Problem {
  *
  * @example
  * ```ts
+ * import { checkWorld, type WorldEntry } from "./compat.ts";
+ * declare const documents: Record<string, WorldEntry>; // every plugin's, by name
  * const broken = checkWorld(documents).imports.filter((i) => i.status === "broken");
  * ```
  */
@@ -84,6 +92,8 @@ export type ImportStatus = "ok" | "broken" | "missing" | "unavailable";
  *
  * @example
  * ```ts
+ * import { checkWorld, type WorldEntry } from "./compat.ts";
+ * declare const documents: Record<string, WorldEntry>; // every plugin's, by name
  * for (const i of checkWorld(documents).imports) {
  *   console.log(`${i.consumer} imports ${i.provider}: ${i.status}`);
  * }

@@ -13,8 +13,9 @@
  *
  * @example
  * ```ts
- * import { checkWorld } from "./compat.ts";
+ * import { checkWorld, type WorldEntry } from "./compat.ts";
  * import { renderRejection } from "./report.ts";
+ * declare const documentsWithTheNewNotes: Record<string, WorldEntry>; // by plugin name
  * const world = checkWorld(documentsWithTheNewNotes, { only: ["notes"] });
  * const broken = world.imports.filter((i) => i.status === "broken");
  * if (broken.length > 0) throw new Error(renderRejection(["notes"], broken));
@@ -32,6 +33,8 @@ import { formatJson } from "./values.ts";
  *
  * @example
  * ```ts
+ * import type { Problem } from "./problems.ts";
+ * declare const problem: Problem; // of agent's import of notes.add
  * problemText(problem, { newProvider: true }); // "The new notes.add ..."
  * ```
  */
@@ -58,6 +61,8 @@ function labels(problem: Problem, novelty: Novelty) {
  *
  * @example
  * ```ts
+ * import type { Problem } from "./problems.ts";
+ * declare const problem: Problem; // agent's notes.add(text), against a notes.add(body)
  * problemText(problem, { newProvider: true });
  * // 'The new notes.add has no param "text". It requires "body": string.'
  * ```
@@ -104,6 +109,8 @@ export function problemText(problem: Problem, novelty: Novelty = {}): string {
  *
  * @example
  * ```ts
+ * import type { Problem } from "./problems.ts";
+ * declare const problem: Problem; // agent's notes.add(text), against a notes.add(body)
  * counterexampleText(problem, { newProvider: true });
  * // 'Counterexample: {"text": "milk"} is not valid for the new params.'
  * ```
@@ -125,6 +132,8 @@ export function counterexampleText(problem: Problem, novelty: Novelty = {}): str
  *
  * @example
  * ```ts
+ * import type { ImportResult } from "./problems.ts";
+ * declare const result: ImportResult; // agent's import of notes, broken
  * renderImport(result).join("\n");
  * // - agent imports notes.add(text: string) -> Added.
  * //   notes.add has no param "text". It requires "body": string.
@@ -175,6 +184,8 @@ function count(n: number, one: string, many: string): string {
  *
  * @example
  * ```ts
+ * import type { ImportResult } from "./problems.ts";
+ * declare const brokenImportOfAgent: ImportResult; // status "broken", one problem
  * renderRejection(["notes"], [brokenImportOfAgent]);
  * // notes was not activated: 1 consumer breaks.
  * // - agent imports notes.add(text: string) -> Added.

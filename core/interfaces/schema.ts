@@ -86,6 +86,7 @@ export type JsonObject = { [key: string]: JsonValue };
  *
  * @example
  * ```ts
+ * import { accepts } from "./values.ts";
  * const { shape } = normalize({ type: "object", properties: { a: { type: "string" } } });
  * accepts(shape, { a: "x", b: 1 }, "open"); // true: a reader ignores b
  * accepts(shape, { a: "x", b: 1 }, "closed"); // false: a writer of this type never writes b
@@ -404,7 +405,9 @@ interface Job {
  *
  * @example
  * ```ts
- * const entry = consumer["x-sausage-imports"].notes;
+ * import type { OpenRpcDocument } from "./compat.ts";
+ * declare const consumer: OpenRpcDocument; // a whole `rpc.discover` document
+ * const entry = consumer["x-sausage-imports"]?.notes;
  * new SchemaSpace(entry, { base: "#/x-sausage-imports/notes", fallback: consumer });
  * ```
  */

@@ -47,6 +47,7 @@ import { describe, Witnesses } from "./values.ts";
  *
  * @example
  * ```ts
+ * import { normalize } from "./schema.ts";
  * new SubsetChecker().find(normalize({ type: "integer" }).shape, normalize({ type: "string" }).shape);
  * // { value: 0, reason: { kind: "value", path: [], expected: "string", actual: "integer" } }
  * ```
@@ -84,6 +85,7 @@ function freshKey(...parts: ObjectPart[]): string {
  *
  * @example
  * ```ts
+ * import { normalize } from "./schema.ts";
  * const checker = new SubsetChecker();
  * checker.find(normalize({ type: "string" }).shape, normalize({ enum: ["a"] }).shape);
  * // { value: "b", reason: { kind: "value", path: [], expected: '"a"', actual: "string" } }
@@ -286,6 +288,8 @@ export type SubsetResult =
  *
  * @example
  * ```ts
+ * const A = { type: "object", properties: { n: { type: "integer" } } };
+ * const document = { components: { schemas: { A } } };
  * isSubset({ $ref: "#/components/schemas/A" }, { type: "object" }, { senderRoot: document, unlisted: "open" });
  * ```
  */

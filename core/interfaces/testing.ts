@@ -129,6 +129,7 @@ const stringSet = fc.subarray(STRINGS, { minLength: 1 });
  *
  * @example
  * ```ts
+ * import fc from "fast-check";
  * fc.sample(leafSchema, 3);
  * ```
  */
@@ -161,6 +162,7 @@ const DEFS = ["D0", "D1"];
  *
  * @example
  * ```ts
+ * import fc from "fast-check";
  * fc.sample(schema, 3);
  * ```
  */
@@ -210,6 +212,8 @@ export const schema: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
  *
  * @example
  * ```ts
+ * import fc from "fast-check";
+ * import { normalize } from "./schema.ts";
  * fc.assert(fc.property(rootSchema(), (root) => normalize(root).shape !== undefined));
  * ```
  */
@@ -251,6 +255,7 @@ function pick<T>(rng: () => number, xs: readonly T[]): T {
  *
  * @example
  * ```ts
+ * const a = { $ref: "#/definitions/Main", definitions: { Main: { type: "integer", minimum: 0 } } };
  * const b = mutate(a, 7); // a with a few changes; mutate(a, 7, 0) only renames definitions
  * ```
  */
@@ -393,6 +398,7 @@ function numberIn(s: Json, integer: boolean, rng: () => number): number {
  *
  * @example
  * ```ts
+ * const root = { $ref: "#/definitions/Main", definitions: { Main: { type: "string" } } };
  * valueOf(root, root, random(1), true); // a value that root likely accepts
  * ```
  */

@@ -56,6 +56,7 @@ export function canonicalJson(value: JsonValue): string {
  *
  * @example
  * ```ts
+ * import { normalize } from "./schema.ts";
  * const { shape } = normalize({ type: "object", properties: { a: { type: "integer" } } });
  * accepts(shape, { a: 1, b: 2 }); // true
  * accepts(shape, { a: 1, b: 2 }, "closed"); // false
@@ -99,6 +100,7 @@ export function accepts(shape: Shape, value: unknown, unlisted: Unlisted = "open
  *
  * @example
  * ```ts
+ * import { normalize } from "./schema.ts";
  * const w = new Witnesses();
  * w.of(normalize({ type: "object", properties: { a: { type: "integer", minimum: 1 } }, required: ["a"] }).shape);
  * // { a: 1 }
@@ -178,6 +180,7 @@ export class Witnesses {
  *
  * @example
  * ```ts
+ * import { normalize } from "./schema.ts";
  * witness(normalize({ type: ["string", "null"] }).shape); // "a"
  * witness(normalize(false).shape); // undefined
  * ```
@@ -195,6 +198,7 @@ const MAX_ENUM = 6;
  *
  * @example
  * ```ts
+ * import { normalize } from "./schema.ts";
  * describe(normalize({ type: "array", items: { type: ["string", "null"] } }).shape);
  * // "(string | null)[]"
  * ```
