@@ -19,7 +19,7 @@
 import { basename, join, resolve } from "node:path";
 import { uuidv7 } from "uuidv7";
 import { ComponentCache, type LoadedComponent } from "../core/components/cache.ts";
-import { CoreFiles } from "../core/files.ts";
+import { CoreFiles } from "../core/core_files.ts";
 import { Journal } from "../core/journal.ts";
 import { CoreApi, NO_ANSWER } from "../core/core_api.ts";
 import { classify, error, ErrorCode, type Id, result, RpcError } from "../core/jsonrpc.ts";

@@ -9,7 +9,7 @@ import { type HostView, ViewError, worldPaths } from "../core/host_view.ts";
 import { ErrorCode, type ErrorObject, type Response } from "../core/jsonrpc.ts";
 import type { Entry } from "../core/journal.ts";
 import { CORE } from "../core/names.ts";
-import { formatFile, formatListing } from "./files.ts";
+import { formatFile, formatListing } from "./file_text.ts";
 import {
   callLabel,
   formatClock,

@@ -5,7 +5,7 @@
  * line editing and history, calls side by side. Otherwise it reads a script
  * (see `script.ts`): one command a line, in order. The commands are in
  * `parse.ts`, what they print in `format.ts`, `methods.ts` (interfaces)
- * and `files.ts` (`ls`, `cat`).
+ * and `file_text.ts` (`ls`, `cat`).
  *
  * Colours are on when stdout is a terminal (or `FORCE_COLOR` is set) and
  * `NO_COLOR` is not.

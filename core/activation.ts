@@ -20,7 +20,7 @@ import { join } from "node:path";
 import type { LoadedComponent } from "./components/cache.ts";
 import { sha256Hex } from "./components/cache.ts";
 import type { Discovery } from "./discovery.ts";
-import type { CoreFiles } from "./files.ts";
+import type { CoreFiles } from "./core_files.ts";
 import type { Graph } from "./graph.ts";
 import { checkWorld, renderRejection } from "./interfaces/mod.ts";
 import type { Journal } from "./journal.ts";

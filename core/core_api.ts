@@ -9,7 +9,7 @@ import { type Journal, type LogQuery, QueryError } from "./journal.ts";
 import type { LockTable } from "./locks.ts";
 import type { Activation, ActivationItem } from "./activation.ts";
 import { type Peer, Process } from "./process.ts";
-import type { ProcessManager } from "./processes.ts";
+import type { ProcessManager } from "./process_table.ts";
 
 /** Returned by the core API when it answers later or not at all. */
 export const NO_ANSWER = Symbol("no answer");

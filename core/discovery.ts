@@ -14,7 +14,7 @@ import type { LoadedComponent } from "./components/cache.ts";
 import type { Journal } from "./journal.ts";
 import type { Message, Response } from "./jsonrpc.ts";
 import type { Peer } from "./process.ts";
-import type { ProcessManager } from "./processes.ts";
+import type { ProcessManager } from "./process_table.ts";
 
 /** How long a plugin has to answer `rpc.discover`. */
 export const DISCOVERY_TIMEOUT_MS = 10_000;

@@ -8,7 +8,7 @@
 import { Client } from "./client.ts";
 import { ComponentCache } from "./components/cache.ts";
 import { CoreApi } from "./core_api.ts";
-import { CoreFiles } from "./files.ts";
+import { CoreFiles } from "./core_files.ts";
 import { Discovery } from "./discovery.ts";
 import { Graph } from "./graph.ts";
 import { Activation } from "./activation.ts";
@@ -16,7 +16,7 @@ import { FileSystemServer } from "../vfs/mod.ts";
 import { Journal } from "./journal.ts";
 import { LockTable } from "./locks.ts";
 import { WorkerPool } from "./pool.ts";
-import { ProcessManager } from "./processes.ts";
+import { ProcessManager } from "./process_table.ts";
 import { processLimits } from "./limits.ts";
 import { Router } from "./router.ts";
 import { readServices, Services } from "./services.ts";

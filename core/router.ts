@@ -31,7 +31,7 @@ import { LimitError } from "./limits.ts";
 import { CrashRefusal } from "./supervision.ts";
 import { CORE, splitMethod } from "./names.ts";
 import { type Peer, Process } from "./process.ts";
-import type { ProcessManager } from "./processes.ts";
+import type { ProcessManager } from "./process_table.ts";
 import { valueTooDeep } from "../runtime/json_depth.ts";
 
 /** What a router routes between. */

@@ -11,7 +11,7 @@ import type { Journal } from "./journal.ts";
 import type { Message, Response } from "./jsonrpc.ts";
 import { CORE, splitMethod } from "./names.ts";
 import type { Peer, Process, ProcessEnd } from "./process.ts";
-import type { ProcessManager } from "./processes.ts";
+import type { ProcessManager } from "./process_table.ts";
 import { CrashRefusal } from "./supervision.ts";
 
 /** One entry of boot.yaml. */

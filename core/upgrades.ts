@@ -13,7 +13,7 @@ import type { Discovery } from "./discovery.ts";
 import type { Journal } from "./journal.ts";
 import type { Message } from "./jsonrpc.ts";
 import type { Peer, Process } from "./process.ts";
-import type { ProcessManager } from "./processes.ts";
+import type { ProcessManager } from "./process_table.ts";
 import type { Services } from "./services.ts";
 
 /** The longest wait a timer can have (about 24.8 days); a longer grace period is cut to it. */

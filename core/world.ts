@@ -7,7 +7,7 @@
 import { join, resolve } from "node:path";
 import { isPluginName } from "./names.ts";
 import { MOUNT_POINTS } from "../runtime/messages.ts";
-import { HostFileSystem } from "../vfs/host.ts";
+import { HostFileSystem } from "../vfs/host_fs.ts";
 import { LIMITS_FILE } from "./limits.ts";
 
 export { MOUNT_POINTS };
@@ -119,7 +119,7 @@ export class World {
 
   /**
    * Rewrites the links made on the host into the form the host cannot follow
-   * (see `vfs/host.ts`); returns their paths in the world. Call it with the
+   * (see `vfs/host_fs.ts`); returns their paths in the world. Call it with the
    * world's lock held, before any process runs.
    */
   sealLinks(): string[] {

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { LOG_LINES } from "../core/files.ts";
+import { LOG_LINES } from "../core/core_files.ts";
 import { eventually, startWorld, type TestWorld } from "./world.ts";
 
 type AnyRecord = Record<string, unknown>;

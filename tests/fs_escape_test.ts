@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { RUN_BYTES, SELF_BYTES } from "../core/files.ts";
+import { RUN_BYTES, SELF_BYTES } from "../core/core_files.ts";
 import { Host } from "../core/host.ts";
 import { MAX_DESCRIPTORS_PER_PROCESS } from "../runtime/wasi/filesystem.ts";
 import {

@@ -13,7 +13,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { closeSync, constants, openSync } from "node:fs";
-import { HostFileSystem } from "./host.ts";
+import { HostFileSystem } from "./host_fs.ts";
 import { MemoryFileSystem } from "./memory.ts";
 import { type FileSystem, VfsError } from "./types.ts";
 

@@ -24,7 +24,7 @@
  * @module
  */
 export * from "./types.ts";
-export { DEFAULT_LINK_PREFIX, HostFileSystem, type HostFileSystemOptions } from "./host.ts";
+export { DEFAULT_LINK_PREFIX, HostFileSystem, type HostFileSystemOptions } from "./host_fs.ts";
 export { BYTES_PER_NAME, MemoryFileSystem, type MemoryFileSystemOptions } from "./memory.ts";
 export { type Mount, MountFileSystem } from "./mounts.ts";
 export {

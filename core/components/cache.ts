@@ -17,7 +17,7 @@ import {
   type TranspiledComponent,
   TRANSPILER_FINGERPRINT,
 } from "./format.ts";
-import { Transpiler } from "./transpiler.ts";
+import { Transpiler } from "./transpile_thread.ts";
 import { capMemory, memoryCap } from "./memory_cap.ts";
 import type { ProcessLimits } from "../../runtime/messages.ts";
 

@@ -4,7 +4,7 @@
  * Runs the host layer in a worker whose file permissions are scoped to one
  * folder, as plugin workers are; answers one message with the results.
  */
-import { HostFileSystem } from "../host.ts";
+import { HostFileSystem } from "../host_fs.ts";
 import { VfsError } from "../types.ts";
 
 function outcome(f: () => unknown): string {

@@ -9,7 +9,7 @@ import { uuidv7 } from "uuidv7";
 import type { LoadedComponent } from "./components/cache.ts";
 import { ErrorCode, type Message, RpcError } from "./jsonrpc.ts";
 import type { Journal } from "./journal.ts";
-import type { CoreFiles } from "./files.ts";
+import type { CoreFiles } from "./core_files.ts";
 import type { NativePlugin } from "./native.ts";
 import type { LockTable } from "./locks.ts";
 import { AGENT_PLUGIN, pluginNameProblem } from "./names.ts";

@@ -43,7 +43,7 @@
  *
  * @example
  * ```ts
- * import { HostFileSystem } from "./host.ts";
+ * import { HostFileSystem } from "./host_fs.ts";
  * const root = Deno.makeTempDirSync();
  * const fs = new HostFileSystem(root);
  * fs.mkdir("/notes");

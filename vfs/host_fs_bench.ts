@@ -1,8 +1,8 @@
 /**
  * The host layer against plain Deno calls on the same files:
- * `deno bench --allow-all vfs/host_bench.ts`.
+ * `deno bench --allow-all vfs/host_fs_bench.ts`.
  */
-import { HostFileSystem } from "./host.ts";
+import { HostFileSystem } from "./host_fs.ts";
 
 const root = Deno.makeTempDirSync({ prefix: "vfs_bench_" });
 Deno.mkdirSync(`${root}/state/notes/db`, { recursive: true });

@@ -12,7 +12,14 @@ import {
   pathErrorText,
   readPath,
 } from "../core/view_files.ts";
-import { formatFile, formatListing, formatSize, hexDump, isText, SCREEN_BYTES } from "./files.ts";
+import {
+  formatFile,
+  formatListing,
+  formatSize,
+  hexDump,
+  isText,
+  SCREEN_BYTES,
+} from "./file_text.ts";
 import { makeStyle } from "./format.ts";
 
 const encoder = new TextEncoder();

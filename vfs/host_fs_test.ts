@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { DEFAULT_LINK_PREFIX as LINK_PREFIX, HostFileSystem } from "./host.ts";
+import { DEFAULT_LINK_PREFIX as LINK_PREFIX, HostFileSystem } from "./host_fs.ts";
 import { type FileSystem, MAX_SYMLINKS, VfsError, type VfsErrorCode } from "./types.ts";
 
 const enc = new TextEncoder();
