@@ -31,17 +31,17 @@ import {
 import type { World } from "./world.ts";
 import { jsonTextTooDeep } from "../runtime/json_depth.ts";
 import { MAX_MESSAGE_BYTES } from "../runtime/messages.ts";
+import {
+  MAX_CAT_BYTES,
+  MAX_SOCKET_PATH_BYTES,
+  MAX_UNREAD_ANSWER_BYTES,
+} from "../protocol/limits.ts";
+export { MAX_CAT_BYTES, MAX_SOCKET_PATH_BYTES, MAX_UNREAD_ANSWER_BYTES };
 
 /** The folder of the endpoint in `state/core/`: mode 0700, so only the owner connects. */
 export const CONTROL_FOLDER = "control";
 /** The socket's name in that folder. */
 export const SOCKET_NAME = "socket";
-/** A Unix socket's path must fit `sun_path`: 108 bytes on Linux, 104 on macOS. */
-export const MAX_SOCKET_PATH_BYTES = 103;
-/** The most `host/cat` reads of a file (its answer is base64, a third larger). */
-export const MAX_CAT_BYTES = 8 * 1024 * 1024;
-/** Answers a connection has not read yet; past this it is closed (it stopped reading). */
-export const MAX_UNREAD_ANSWER_BYTES = 64 * 1024 * 1024;
 
 /** The folder and the socket of a world's endpoint. */
 export function controlPaths(world: Pick<World, "coreStateDir">): {

@@ -34,13 +34,11 @@ import {
   MOUNT_POINTS,
   selfLayer,
 } from "../runtime/messages.ts";
+import { LOG_LINES, RUN_BYTES, SELF_BYTES } from "../protocol/limits.ts";
+export { LOG_LINES, RUN_BYTES, SELF_BYTES };
 
 /** Names in a process folder that belong to the core. */
 export const RESERVED_NAMES: ReadonlySet<string> = new Set(["info.json", "log", "fs"]);
-/** Bytes of files in `/run` (its own limit, inside `files_mib`). */
-export const RUN_BYTES = 256 * 1024 * 1024;
-/** Bytes of files in one process's `/self` (its own limit, inside `files_mib`). */
-export const SELF_BYTES = 64 * 1024 * 1024;
 
 /** What `/proc` shows, provided by the host. */
 export interface ProcSources {
@@ -63,9 +61,6 @@ export interface ProcSources {
 }
 
 const json = (value: unknown) => JSON.stringify(value, null, 2) + "\n";
-
-/** The lines `/proc/<pid>/log` shows: the last ones of the process. */
-export const LOG_LINES = 10_000;
 
 /** A note of the files limit is journaled at most this often. */
 const FULL_NOTE_INTERVAL_MS = 1000;

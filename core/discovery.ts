@@ -15,9 +15,8 @@ import type { Journal } from "./journal.ts";
 import type { Message, Response } from "./jsonrpc.ts";
 import type { Peer } from "./process.ts";
 import type { ProcessManager } from "./process_table.ts";
-
-/** How long a plugin has to answer `rpc.discover`. */
-export const DISCOVERY_TIMEOUT_MS = 10_000;
+import { DISCOVERY_TIMEOUT_MS } from "../protocol/limits.ts";
+export { DISCOVERY_TIMEOUT_MS };
 
 /** An OpenRPC document, as a plugin gave it. */
 export type Document = Record<string, unknown> & { openrpc: string; methods: unknown[] };

@@ -13,6 +13,14 @@
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { RE2JS } from "re2js";
 import { uuidv7 } from "uuidv7";
+import {
+  DEFAULT_LIMIT,
+  MAX_ANSWER_BYTES,
+  MAX_GREP_LENGTH,
+  MAX_LIMIT,
+  MAX_QUERY_MS,
+} from "../protocol/limits.ts";
+export { DEFAULT_LIMIT, MAX_ANSWER_BYTES, MAX_GREP_LENGTH, MAX_LIMIT, MAX_QUERY_MS };
 
 /** Where an entry came from. */
 export type Stream = "stderr" | "core";
@@ -48,20 +56,8 @@ export interface LogQuery {
   limit?: number;
 }
 
-/** The default and the largest `limit` of a query. */
-export const DEFAULT_LIMIT = 100;
-export const MAX_LIMIT = 10_000;
-/** The longest `grep`: compiling costs time in the length of the pattern. */
-export const MAX_GREP_LENGTH = 1000;
-/**
- * The most an answer holds: the lines' UTF-8 bytes plus
- * {@linkcode ENTRY_OVERHEAD_BYTES} per entry.
- */
-export const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 /** What an entry counts beyond its line (its ID, time, process and keys). */
 export const ENTRY_OVERHEAD_BYTES = 200;
-/** The longest a query may scan the journal; it runs on the host's thread. */
-export const MAX_QUERY_MS = 250;
 
 /** Why an answer has fewer entries than the query asked for (PROTOCOL section 7). */
 export interface LogCut {

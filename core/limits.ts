@@ -16,38 +16,8 @@ import {
   type ResourceLimit,
   resourceLimitText,
 } from "../runtime/messages.ts";
-
-/** What the process table allows at once. */
-export interface Limits {
-  /** Live processes in the whole world. */
-  processes: number;
-  /** Live processes in one call tree (a process started from outside and its attached descendants). */
-  processes_per_tree: number;
-  /** Nested calls: a process started from outside has depth 1. */
-  call_depth: number;
-  /** Processes started by one sender's notifications that have not ended. */
-  notifications_per_sender: number;
-  /** MiB of one linear memory of a process (tables: one element per KiB of it). */
-  memory_mib: number;
-  /** MiB of stdin a process has not read yet (answers and calls waiting for it). */
-  stdin_mib: number;
-  /** MiB of file content and link targets in `/self` and `/run`, all processes together. */
-  files_mib: number;
-}
-
-/** The defaults, when `config/limits.yaml` does not say otherwise. */
-export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
-  processes: 1000,
-  processes_per_tree: 256,
-  call_depth: 32,
-  notifications_per_sender: 100,
-  // the agent holds a 128k-token context and 16 MiB messages in a few tens of MiB
-  memory_mib: 1024,
-  // four messages of the 16 MiB maximum waiting at once
-  stdin_mib: 64,
-  // /run's own 256 MiB, and room for the /self of many processes
-  files_mib: 512,
-});
+import { DEFAULT_LIMITS, type Limits } from "../protocol/limits.ts";
+export { DEFAULT_LIMITS, type Limits };
 
 export { LIMITS_FILE, raiseText, type ResourceLimit, resourceLimitText };
 

@@ -4,6 +4,8 @@
  *
  * @module
  */
+import { MAX_PLUGIN_NAME } from "../protocol/limits.ts";
+export { MAX_PLUGIN_NAME };
 
 /** Plugin names use a-z, 0-9, `-` and `_`; `core` is reserved. */
 const PLUGIN_NAME = /^[a-z0-9_-]+$/;
@@ -13,9 +15,6 @@ export const CORE = "core";
 
 /** The plugin of the agent the host ships (its processes alone get `token_env`, PROTOCOL 3.8). */
 export const AGENT_PLUGIN = "agent";
-
-/** The longest plugin name (a folder name, and part of every process ID). */
-export const MAX_PLUGIN_NAME = 64;
 
 /** Why `name` is not a valid plugin name, or null when it is. */
 export function pluginNameProblem(name: string): string | null {

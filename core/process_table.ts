@@ -22,9 +22,9 @@ import type { PluginVersions } from "./versions.ts";
 import type { World } from "./world.ts";
 import type { ExitReport } from "../runtime/messages.ts";
 import { AgentEnv } from "./agent_env.ts";
+import { STOP_GRACE_MS } from "../protocol/limits.ts";
+export { STOP_GRACE_MS };
 
-/** How long a stopping process may take before it is killed (PROTOCOL 3.6). */
-export const STOP_GRACE_MS = 5000;
 /** Longest params text in a journal start line. */
 const MAX_PARAMS_IN_JOURNAL = 2000;
 

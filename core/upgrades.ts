@@ -15,12 +15,11 @@ import type { Message } from "./jsonrpc.ts";
 import type { Peer, Process } from "./process.ts";
 import type { ProcessManager } from "./process_table.ts";
 import type { Services } from "./services.ts";
+import { DEFAULT_GRACE_SECONDS } from "../protocol/limits.ts";
+export { DEFAULT_GRACE_SECONDS };
 
 /** The longest wait a timer can have (about 24.8 days); a longer grace period is cut to it. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** The grace period of a version that declares none, in seconds. */
-export const DEFAULT_GRACE_SECONDS = 60;
 
 const short = (hash: string | undefined) => hash ? hash.slice(0, 12) : "none";
 

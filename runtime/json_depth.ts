@@ -6,14 +6,8 @@
  *
  * @module
  */
-
-/**
- * The deepest nesting of arrays and objects a message may have; the message
- * object itself is level 1. Rust's `serde_json` stops at 128, and the host's
- * recursive code (structured cloning, `JSON.stringify`) overflows past about
- * 2,000, so 256 refuses nothing a plugin could read and keeps a wide margin.
- */
-export const MAX_JSON_DEPTH = 256;
+import { MAX_JSON_DEPTH } from "../protocol/limits.ts";
+export { MAX_JSON_DEPTH };
 
 const OPEN_BRACE = 0x7b;
 const OPEN_BRACKET = 0x5b;

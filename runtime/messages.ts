@@ -7,6 +7,7 @@
  *
  * @module
  */
+export { LOG_LINES_PER_SECOND, MAX_LOG_LINE_BYTES, MAX_MESSAGE_BYTES } from "../protocol/limits.ts";
 
 /** A host folder that a process sees at `guestPath` (a WASI preopen). */
 export interface DirectoryMount {
@@ -64,15 +65,6 @@ export const HEARTBEAT_SLOT = 0;
 
 /** How long a process may compute before it yields to others, in ms. */
 export const SLICE_MS = 10;
-
-/** Longest stdout line (one JSON-RPC message) a process may write. */
-export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
-
-/** Longest stderr line kept in the journal; the rest is cut. */
-export const MAX_LOG_LINE_BYTES = 16 * 1024;
-
-/** Stderr lines a process may write per second on average (bursts up to twice that). */
-export const LOG_LINES_PER_SECOND = 1000;
 
 /**
  * Limits a worker applies to one process (PROTOCOL 3.10), from

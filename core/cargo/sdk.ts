@@ -10,6 +10,7 @@
  */
 import { createHash } from "node:crypto";
 import { dirname, join, relative, sep as SEP } from "node:path";
+import { MAX_SDK_BYTES } from "../../protocol/limits.ts";
 
 /** The crates of the SDK, as folders of `sdk/`. */
 export const SDK_CRATES = ["sausage-plugin", "sausage-plugin-macros", "sausage-plugin-codegen"];
@@ -18,9 +19,6 @@ const SDK_ROOT = new URL("../../sdk/", import.meta.url);
 
 /** Folders of a crate that are not part of what a plugin builds against. */
 const SKIPPED = new Set(["target", "tests", "ui-tests", "test-plugins"]);
-
-/** Most bytes an SDK folder in a world may hold, so a build never reads a disk's worth. */
-const MAX_SDK_BYTES = 64 * 1024 * 1024;
 
 /**
  * Reads the files under `dir` into `files` (paths relative to `root`),

@@ -58,6 +58,8 @@ import {
   VfsError,
   type VfsErrorCode,
 } from "../../vfs/mod.ts";
+import { MAX_DESCRIPTORS_PER_PROCESS } from "../../protocol/limits.ts";
+export { MAX_DESCRIPTORS_PER_PROCESS };
 
 /** `wasi:filesystem/types.error-code`. */
 export type ErrorCode =
@@ -182,9 +184,6 @@ export interface Preopen {
   fs: FileSystem;
   path?: string;
 }
-
-/** Most descriptors (files and folders, preopens not counted) one process may hold. */
-export const MAX_DESCRIPTORS_PER_PROCESS = 1024;
 
 /** Most bytes one `read` or stream read returns. */
 const _MAX_READ = 1 << 20;

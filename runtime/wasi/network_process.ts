@@ -9,11 +9,9 @@
  * @module
  */
 import { abortable, Signal } from "./io.ts";
+import { MAX_REQUESTS_PER_PROCESS, MAX_SOCKETS_PER_PROCESS } from "../../protocol/limits.ts";
+export { MAX_REQUESTS_PER_PROCESS, MAX_SOCKETS_PER_PROCESS };
 
-/** Most sockets (TCP and UDP, accepted ones included) one process may hold. */
-export const MAX_SOCKETS_PER_PROCESS = 256;
-/** Most HTTP requests one process may have in flight (sent, body not yet read to the end). */
-export const MAX_REQUESTS_PER_PROCESS = 64;
 /** Most name lookups one process may have running. */
 export const MAX_LOOKUPS_PER_PROCESS = 16;
 /** Most bytes of request bodies one process may have collected to send whole. */
