@@ -396,6 +396,7 @@ async function listProcesses(world: string, json: boolean): Promise<number> {
 }
 
 interface LogOptions {
+  follow?: boolean;
   lines: string;
   plugin?: string;
   pid?: string;
@@ -412,12 +413,30 @@ async function printLog(world: string, opts: LogOptions): Promise<number> {
   if (opts.grep !== undefined) query.grep = opts.grep;
   let answer: { entries: Entry[]; cut?: unknown };
   const remote = await connect(world);
+  if (opts.follow && !remote) {
+    fail(
+      `no host runs ${world}, so no entry comes to follow; start one with: sausage --headless ${world}`,
+      ExitCode.World,
+    );
+  }
   if (remote) {
+    // followed from before the query, so no entry falls between the two
+    const early: Entry[] = [];
+    let print: (entry: Entry) => void = (entry) => early.push(entry);
+    const following = opts.follow ? await remote.follow((entry) => print(entry)) : undefined;
     try {
       const response = await remote.request("core.log", query);
       if (response.error) fail(response.error.message);
       answer = response.result as typeof answer;
+      if (following) {
+        const shown = await logPrinter(opts, answer);
+        const last = answer.entries.at(-1)?.id ?? "";
+        print = (entry) => shown(entry);
+        for (const entry of early) if (entry.id > last) shown(entry);
+        return await followUntilStopped(remote);
+      }
     } finally {
+      following?.close();
       await remote.close();
     }
   } else {
@@ -447,6 +466,46 @@ async function printLog(world: string, opts: LogOptions): Promise<number> {
     console.error(pc.dim("sausage: older entries were left out (the answer was bounded)"));
   }
   return ExitCode.Ok;
+}
+
+/** `log -f`: prints the entries of `answer`, then gives what prints each new one that matches. */
+async function logPrinter(
+  opts: LogOptions,
+  answer: { entries: Entry[] },
+): Promise<(entry: Entry) => void> {
+  const { formatLog, makeStyle } = await import("../console/format.ts");
+  const style = makeStyle(colorsOn());
+  const grep = opts.grep === undefined ? undefined : new RegExp(opts.grep);
+  const matches = (e: Entry) =>
+    (opts.plugin === undefined || e.plugin === opts.plugin) &&
+    (opts.pid === undefined || e.pid === opts.pid) && (grep === undefined || grep.test(e.line));
+  const print = (entries: Entry[]) => {
+    if (entries.length === 0) return;
+    if (opts.json) { for (const e of entries) console.log(JSON.stringify(e)); }
+    else console.log(formatLog(entries, { style }));
+  };
+  print(answer.entries);
+  return (entry) => {
+    if (matches(entry)) print([entry]);
+  };
+}
+
+/** Waits for Ctrl-C (exit 0) or the end of the host (exit 1). */
+async function followUntilStopped(remote: ControlClient): Promise<number> {
+  const stopped = Promise.withResolvers<number>();
+  const onSignal = () => stopped.resolve(ExitCode.Ok);
+  Deno.addSignalListener("SIGINT", onSignal);
+  try {
+    return await Promise.race([
+      stopped.promise,
+      remote.ended.then((end) => {
+        console.error(pc.dim(`sausage: ${end.why}`));
+        return ExitCode.Error as number;
+      }),
+    ]);
+  } finally {
+    Deno.removeSignalListener("SIGINT", onSignal);
+  }
 }
 
 async function signalProcess(world: string, kind: "stop" | "kill", pid: string): Promise<number> {
@@ -671,7 +730,8 @@ world cannot be run; 75 a plugin called core.exit.`,
     .option("--plugin <name>", "only the entries of this plugin")
     .option("--pid <pid>", "only the entries of this process")
     .option("--grep <regex>", "only lines that match (RE2 syntax, linear time)")
-    .option("--json", "print the entries as a JSON array")
+    .option("--json", "print the entries as a JSON array (with -f: one JSON entry a line)")
+    .option("-f, --follow", "then print each new entry as it comes, until Ctrl-C (exit 0)")
     .action(async (world: string, opts: LogOptions) => {
       done(await printLog(world, opts));
     });

@@ -166,6 +166,8 @@ const HOST_METHODS = [
   "host/names",
   "host/version",
   "host/discover",
+  "host/follow",
+  "host/unfollow",
 ];
 
 /** One front end on the socket: one caller, served by its own {@linkcode LocalHostView}. */
@@ -179,6 +181,7 @@ class Connection {
   readonly closed: Promise<void>;
   #unread = 0;
   #closing = false;
+  #following: { close(): void } | undefined;
 
   constructor(host: Host, conn: Deno.Conn, started: Date) {
     this.#host = host;
@@ -363,6 +366,18 @@ class Connection {
       case "host/discover":
         await view.discover(text("plugin"));
         return null;
+      case "host/follow":
+        // each entry from now on, as `host/entry {entry}`, until host/unfollow or the end
+        this.#following ??= await view.follow((entry) =>
+          this.#send(
+            notification("host/entry", { entry: entry as unknown as Record<string, unknown> }),
+          )
+        );
+        return {};
+      case "host/unfollow":
+        this.#following?.close();
+        this.#following = undefined;
+        return {};
       default:
         throw new RpcError(
           ErrorCode.MethodNotFound,

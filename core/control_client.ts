@@ -17,6 +17,7 @@ import {
   type ViewRequestOptions,
 } from "./host_view.ts";
 import { ErrorCode, type Id, idKey, type Request, type Response } from "./jsonrpc.ts";
+import type { Entry } from "./journal.ts";
 import type { FileContent, Listing } from "./view_files.ts";
 
 /** The endpoint exists but must not be used; the message says why and what to do. */
@@ -44,6 +45,7 @@ export class ControlClient implements HostView {
   onNotification?: (message: Request) => void;
   /** The host's notes are for the person at the host; none come over the socket. */
   onNote?: (text: string) => void;
+  readonly #followers = new Set<(entry: Entry) => void>();
   /** Set by {@linkcode connect} from `host/info`. */
   info: HostInfo = { world: "", pid: 0, started: "", coreMethods: [] };
   /** The services were started before the endpoint listened. */
@@ -177,6 +179,17 @@ export class ControlClient implements HostView {
     await this.#host("host/discover", { plugin });
   }
 
+  async follow(onEntry: (entry: Entry) => void): Promise<{ close(): void }> {
+    this.#followers.add(onEntry);
+    if (this.#followers.size === 1) await this.#host("host/follow");
+    return {
+      close: () => {
+        if (!this.#followers.delete(onEntry) || this.#followers.size > 0) return;
+        this.request("host/unfollow").catch(() => {});
+      },
+    };
+  }
+
   /** A `host/…` method's result; its error as a {@linkcode ViewError}. */
   async #host(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
     const response = await this.request(method, params);
@@ -220,6 +233,11 @@ export class ControlClient implements HostView {
   }
 
   #receive(message: Record<string, unknown>): void {
+    if (message.method === "host/entry") {
+      const entry = (message.params as { entry?: Entry } | undefined)?.entry;
+      if (entry) { for (const f of this.#followers) f(entry); }
+      return;
+    }
     if (typeof message.method === "string") {
       const p = message.params as { call?: Id; name?: string; params?: unknown } | undefined;
       const pending = p?.call !== undefined ? this.#pending.get(idKey(p.call)) : undefined;

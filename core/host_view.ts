@@ -14,6 +14,7 @@
 import { join } from "node:path";
 import type { Client } from "./client.ts";
 import type { Host } from "./host.ts";
+import type { Entry } from "./journal.ts";
 import { type Id, idKey, type Request, type Response } from "./jsonrpc.ts";
 import {
   completionNames,
@@ -102,6 +103,11 @@ export interface HostView {
   version(plugin: string): Promise<string | null>;
   /** Asks the plugin for its `rpc.discover` document now, when the host has none yet. */
   discover(plugin: string): Promise<void>;
+  /**
+   * Gets each journal entry from now on, as it is made (`core.log` has the
+   * ones before); resolves once they flow. `close` stops it.
+   */
+  follow(onEntry: (entry: Entry) => void): Promise<{ close(): void }>;
   /** Settles when the services of `boot.yaml` were started. */
   readonly ready: Promise<void>;
   /** Resolves when the host stops or goes away. */
@@ -124,6 +130,7 @@ export function worldPaths(root: string): { agentConfig: string; coreState: stri
  * @example
  * ```ts
  * import type { Host } from "./host.ts";
+import type { Entry } from "./journal.ts";
  * declare const host: Host; // a started host: `await Host.start({ world, cacheDir })`
  * const view = new LocalHostView(host);
  * const answer = await view.request("notes.add", { text: "milk" });
@@ -137,6 +144,7 @@ export class LocalHostView implements HostView {
   readonly #client: Client;
   readonly #files: FileSystem;
   #closed = false;
+  readonly #follows = new Set<() => void>();
 
   constructor(host: Host, started: Date = new Date()) {
     this.#host = host;
@@ -233,10 +241,23 @@ export class LocalHostView implements HostView {
     await this.#host.discovery.discover(plugin, version);
   }
 
+  follow(onEntry: (entry: Entry) => void): Promise<{ close(): void }> {
+    const stop = this.#host.journal.follow(onEntry);
+    this.#follows.add(stop);
+    return Promise.resolve({
+      close: () => {
+        stop();
+        this.#follows.delete(stop);
+      },
+    });
+  }
+
   /** Stops what this view called that still runs (its answers have nowhere to go). */
   async close(why = "its caller (a front end) went away"): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    for (const stop of this.#follows) stop();
+    this.#follows.clear();
     this.#client.alive = false;
     this.#client.onNotification = undefined;
     const own = this.#host.processes.list().filter((p) =>

@@ -115,6 +115,7 @@ export class Journal {
   #closed = false;
   #retry: ReturnType<typeof setTimeout> | undefined;
   readonly #tails = new Map<string, string[]>();
+  readonly #followers = new Set<(entry: Entry) => void>();
   /** Told when writing starts to fail or works again (the host prints it). */
   onTrouble?: (message: string) => void;
 
@@ -147,7 +148,9 @@ export class Journal {
     if (this.#closed) return id; // after the host stopped: nothing more is journaled
     // the time is the ID's own millisecond, so that `since` an entry's time includes it
     const time = parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
-    this.#buffer.push({ id, time, pid, plugin, stream, line });
+    const row = { id, time, pid, plugin, stream, line };
+    this.#buffer.push(row);
+    if (this.#followers.size > 0) this.#tell(toEntry(row));
     if (pid !== null) {
       const tail = this.#tails.get(pid);
       if (tail) {
@@ -165,6 +168,34 @@ export class Journal {
   /** An event of the core about a process (or about the core when `pid` is null). */
   event(pid: string | null, plugin: string | null, line: string): void {
     this.append(pid, plugin, "core", line);
+  }
+
+  /**
+   * Calls `listener` with each entry from now on, as it is made (before it
+   * reaches the database); the function it returns stops that.
+   *
+   * @example
+   * ```ts
+   * const journal = new Journal(":memory:");
+   * const stop = journal.follow((e) => console.log(e.line));
+   * journal.event(null, null, "hello"); // prints hello
+   * stop();
+   * journal.close();
+   * ```
+   */
+  follow(listener: (entry: Entry) => void): () => void {
+    this.#followers.add(listener);
+    return () => this.#followers.delete(listener);
+  }
+
+  #tell(entry: Entry): void {
+    for (const listener of this.#followers) {
+      try {
+        listener(entry);
+      } catch {
+        // a follower's failure is its own: the journal goes on
+      }
+    }
   }
 
   /** Starts keeping the last lines of a running process in memory. */
@@ -303,6 +334,7 @@ export class Journal {
     if (this.#retry !== undefined) clearTimeout(this.#retry);
     this.flush();
     this.#closed = true;
+    this.#followers.clear();
     this.#db.close();
   }
 

@@ -177,7 +177,8 @@ export class HostLock {
       }
       throw new WorldError(
         `the world ${world.root} is already run by ${holder}. ` +
-          "Stop that host first, or use `sausage call` against a world that no host runs.",
+          "Reach it with `sausage attach`, `call`, `ps` or `log` (through its control endpoint), " +
+          "or stop it first.",
       );
     }
     // a clean release empties the file: what is left was written by a run that never released it

@@ -333,7 +333,11 @@ Deno.test("sausage without WORLD creates and runs the default world in ~/.local/
     for (const file of ["config/agent.yaml", "config/boot.yaml", "state/core/journal.sqlite"]) {
       assert.ok((await Deno.stat(join(expected, file))).isFile, file);
     }
-    const held = await sausage(["call", expected, "core.log", ...cache], undefined, place);
+    // a call goes through the console's host; a second host is refused
+    const through = await sausage(["call", expected, "core.log", ...cache], undefined, place);
+    assert.equal(through.code, 0, through.stderr);
+    assert.ok(Array.isArray(JSON.parse(through.stdout).entries));
+    const held = await sausage(["--headless", expected, ...cache], undefined, place);
     assert.equal(held.code, 3, held.stderr);
     await writer.close(); // the end of the script stops it
     while (!(await reader.read()).done) {
@@ -373,9 +377,14 @@ Deno.test("a second host on a world is refused with exit 3, naming the holder", 
   let seen = "";
   while (!seen.includes("headless")) seen += (await reader.read()).value ?? "";
   reader.releaseLock();
-  const second = await sausage(["call", root, "probe.echo", ...cache]);
+  const second = await sausage(["--headless", root, ...cache]);
   assert.equal(second.code, 3);
   assert.match(second.stderr, new RegExp(`already run by process ${run.child.pid}`));
+  assert.match(second.stderr, /sausage attach/);
+  // a call is not a second host: it goes through the first one's control endpoint
+  const call = await sausage(["call", root, "probe.echo", '{"via": "endpoint"}', ...cache]);
+  assert.equal(call.code, 0, call.stderr);
+  assert.deepEqual(JSON.parse(call.stdout), { via: "endpoint" });
   run.child.kill("SIGTERM");
   await run.child.status;
   await run.child.stdout.cancel();

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ControlEndpoint, controlPaths } from "../core/control.ts";
 import { ControlClient, ControlError } from "../core/control_client.ts";
+import { LocalHostView } from "../core/host_view.ts";
 import type { Id } from "../core/jsonrpc.ts";
 import { initWorld } from "../core/init.ts";
 import { eventually, installPlugin, startWorld, TEST_CACHE_DIR, type TestWorld } from "./world.ts";
@@ -416,5 +417,60 @@ Deno.test("attach with no host says how to start one; a host that goes away ends
     assert.match(new TextDecoder().decode(out.stderr), /the host closed the connection/);
   } finally {
     await Deno.remove(host.root, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("a front end follows the journal: each entry as it is made, until it stops following", async () => {
+  await using w = await worldWithEndpoint();
+  const c = await connect(w.root);
+  try {
+    const seen: string[] = [];
+    const following = await c.follow((e) => seen.push(e.line));
+    await c.request("probe.echo", { n: 1 });
+    await eventually(() => seen.some((l) => l.startsWith("start echo")));
+    following.close();
+    await c.request("host/info"); // the unfollow went out before this answer came back
+    const count = seen.length;
+    await c.request("probe.echo", { n: 2 });
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(seen.length, count, "nothing after close");
+    // in process, the same view
+    const local = new LocalHostView(w.host);
+    const lines: string[] = [];
+    const f = await local.follow((e) => lines.push(e.line));
+    w.host.journal.event(null, null, "a note of the core");
+    assert.deepEqual(lines, ["a note of the core"]);
+    f.close();
+    await local.close();
+  } finally {
+    await c.close();
+  }
+});
+
+Deno.test("sausage log -f prints the last entries, then each new one, until Ctrl-C (exit 0)", async () => {
+  const { root, child } = await headless();
+  try {
+    const log = sausage(["log", root, "-f", "--json", "-n", "1"]).spawn();
+    const reader = log.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    const lines = () => text.split("\n").filter((l) => l.trim() !== "");
+    while (lines().length < 1) text += (await reader.read()).value ?? "";
+    // a call made now shows up as it happens
+    const c = await connect(root);
+    await c.request("probe.echo", { followed: true });
+    await c.close();
+    while (!text.includes("followed")) text += (await reader.read()).value ?? "";
+    const entries = lines().map((l) => JSON.parse(l) as { line: string });
+    assert.ok(entries.some((e) => e.line.startsWith("start echo")));
+    log.kill("SIGINT");
+    reader.releaseLock();
+    await log.stdout.cancel().catch(() => {});
+    const status = await log.status;
+    assert.equal(status.code, 0);
+    await log.stderr.cancel().catch(() => {});
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+    await Deno.remove(root, { recursive: true }).catch(() => {});
   }
 });
