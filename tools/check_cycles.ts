@@ -13,12 +13,15 @@
  * @module
  */
 
-/** The entry points: the executable and the modules its workers load. */
+/** The entry points: the executable, the modules its workers load, and the suites' runners. */
 export const ROOTS = [
   "main.ts",
   "runtime/worker.ts",
   "core/components/transpile_worker.ts",
   "core/cargo/build_worker.ts",
+  "bench/main.ts",
+  "faults/main.ts",
+  "faults/host.ts",
 ];
 
 /** Imports between the project's files: a file → the files it imports. */

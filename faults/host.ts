@@ -1,0 +1,202 @@
+/**
+ * The host under attack: a subprocess that runs a real {@linkcode Host} on a
+ * world, as `sausage --headless` does, and takes orders from the fault suite
+ * on stdin (one JSON object a line). It answers on stdout, each line behind
+ * {@linkcode CONTROL_PREFIX}, so that nothing else the host might print is
+ * taken for an answer.
+ *
+ * A subprocess, not the suite's own process, because an attack may take the
+ * host down: the suite then sees it die, reads its RSS and open files in
+ * `/proc/<pid>/`, and can kill it (the watchdog).
+ *
+ * ```text
+ * deno run --allow-all --unstable-worker-options --v8-flags=--expose-gc faults/host.ts WORLD CACHE
+ * ```
+ *
+ * Orders (`{"id": n, "op": ...}`), each answered with `{"id": n, "result"}` or
+ * `{"id": n, "error"}`:
+ *
+ * - `call {method, params, timeoutMs?, stopAfterMs?, killAfterMs?}`: a request
+ *   from the client `faults`; the answer is `{response, ms}`, or `{timeout}`.
+ *   With `stopAfterMs` or `killAfterMs`, the core stops or kills the callee
+ *   that long after it announced its pid (`core.notify` `pid`).
+ * - `notify {method, params, count?}`: notifications, `count` of them at once.
+ * - `send {message}`: any value, as a message from the client.
+ * - `state`: processes, locks, workers.
+ * - `flush`: writes the journal's pending entries.
+ * - `fill {count, line}`: journal entries written by the core (setup of an attack).
+ * - `gc`: a full garbage collection, when the flag allows it.
+ * - `shutdown`: stops the host and exits 0.
+ *
+ * @module
+ */
+import { Host } from "../core/host.ts";
+import type { Response } from "../core/jsonrpc.ts";
+
+/** What starts each line of the control channel on stdout. */
+export const CONTROL_PREFIX = "@@faults ";
+
+/** One order of the suite. */
+export interface Order {
+  id: number;
+  op: "call" | "notify" | "send" | "state" | "flush" | "fill" | "gc" | "shutdown";
+  method?: string;
+  params?: Record<string, unknown>;
+  message?: unknown;
+  count?: number;
+  line?: string;
+  timeoutMs?: number;
+  stopAfterMs?: number;
+  killAfterMs?: number;
+}
+
+/** The answer of a `call` order. */
+export interface CallAnswer {
+  response?: Response;
+  /** The call got no answer within `timeoutMs`. */
+  timeout?: boolean;
+  ms: number;
+  /** The pid the callee announced, if it did. */
+  pid?: string;
+}
+
+/** What the `state` order answers. */
+export interface HostState {
+  processes: { pid: string; plugin: string; method: string; state: string; detached: boolean }[];
+  live: number;
+  locks: { path: string; holder: string; waiting: string[] }[];
+  workers: number;
+  running: number;
+  limits: Record<string, number>;
+}
+
+const encoder = new TextEncoder();
+
+function emit(value: unknown): void {
+  // one write per line: a line never interleaves with another
+  Deno.stdout.writeSync(encoder.encode(CONTROL_PREFIX + JSON.stringify(value) + "\n"));
+}
+
+async function serve(host: Host): Promise<void> {
+  const client = host.client("faults");
+  const handle = async (order: Order): Promise<unknown> => {
+    switch (order.op) {
+      case "call":
+        return await call(host, order);
+      case "notify":
+        for (let i = 0; i < (order.count ?? 1); i++) {
+          client.notify(order.method!, order.params ?? {});
+        }
+        return {};
+      case "send":
+        client.send(order.message);
+        return {};
+      case "state":
+        return state(host);
+      case "flush":
+        return { flushed: host.journal.flush() };
+      case "fill":
+        for (let i = 0; i < (order.count ?? 0); i++) {
+          host.journal.event(null, null, `${i} ${order.line ?? ""}`);
+        }
+        return { flushed: host.journal.flush() };
+      case "gc": {
+        const gc = (globalThis as { gc?: () => void }).gc;
+        gc?.();
+        return { gc: gc !== undefined };
+      }
+      case "shutdown":
+        await host.shutdown();
+        emit({ id: order.id, result: {} });
+        Deno.exit(0);
+    }
+  };
+  let buffer = "";
+  const decoder = new TextDecoder();
+  for await (const chunk of Deno.stdin.readable) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let nl;
+    while ((nl = buffer.indexOf("\n")) >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      if (!line.trim()) continue;
+      const order = JSON.parse(line) as Order;
+      handle(order).then(
+        (result) => emit({ id: order.id, result }),
+        (e) => emit({ id: order.id, error: String((e as Error)?.stack ?? e) }),
+      );
+    }
+  }
+  // the suite went away: stop as a host stops on SIGTERM
+  await host.shutdown();
+  Deno.exit(0);
+}
+
+let callerCount = 0;
+
+async function call(host: Host, order: Order): Promise<CallAnswer> {
+  // one client per call: a stop or kill below must not reach the calls of others
+  const client = host.client(`faults-${++callerCount}`);
+  const started = performance.now();
+  let pid: string | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const after = order.stopAfterMs ?? order.killAfterMs;
+  const how = order.stopAfterMs !== undefined ? "core.stop" : "core.kill";
+  const onNotify = (name: string, params: unknown) => {
+    if (name !== "pid" || pid !== undefined) return;
+    pid = (params as { pid: string }).pid;
+    if (after !== undefined) {
+      timer = setTimeout(() => client.request(how, { pid }), after);
+    }
+  };
+  try {
+    const response = await client.request(order.method!, order.params ?? {}, {
+      onNotify,
+      timeoutMs: order.timeoutMs,
+    });
+    return { response, ms: performance.now() - started, pid };
+  } catch (e) {
+    if ((e as Error).name !== "TimeoutError") throw e;
+    return { timeout: true, ms: performance.now() - started, pid };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function state(host: Host): HostState {
+  return {
+    processes: host.processes.list().map((p) => ({
+      pid: p.pid,
+      plugin: p.plugin,
+      method: p.method,
+      state: p.state,
+      detached: p.detached,
+    })),
+    live: host.processes.live,
+    locks: host.locks.snapshot().map((l) => ({
+      path: l.path,
+      holder: l.holder,
+      waiting: l.waiting,
+    })),
+    workers: host.pool.workers,
+    running: host.pool.size,
+    limits: { ...host.processes.limits } as unknown as Record<string, number>,
+  };
+}
+
+if (import.meta.main) {
+  const [world, cacheDir] = Deno.args;
+  const host = await Host.start({
+    world,
+    cacheDir,
+    installAgent: false,
+    onNote: (text) => console.error(`sausage: ${text}`),
+  });
+  await host.discovered;
+  await host.servicesStarted;
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    Deno.addSignalListener(signal, () => host.shutdown().then(() => Deno.exit(0)));
+  }
+  emit({ event: "ready", pid: Deno.pid });
+  await serve(host);
+}
