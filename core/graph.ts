@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { Discovery } from "./discovery.ts";
+import type { PluginDocuments } from "./documents.ts";
 import {
   checkWorld,
   type ImportResult,
@@ -42,9 +42,8 @@ export interface GraphView {
 export class Graph {
   readonly #world: World;
   readonly #versions: PluginVersions;
-  readonly #discovery: Discovery;
+  readonly #documents: PluginDocuments;
   readonly #journal: Journal;
-  readonly #natives: () => Map<string, Record<string, unknown>>;
   #view: GraphView = { plugins: {}, counts: {} };
   #broken = new Set<string>();
 
@@ -54,17 +53,15 @@ export class Graph {
     deps: {
       world: World;
       versions: PluginVersions;
-      discovery: Discovery;
+      /** The documents, the host's own plugins' included: they can be imported too. */
+      documents: PluginDocuments;
       journal: Journal;
-      /** The documents of the host's built-in plugins (`cargo`): they can be imported too. */
-      natives?: () => Map<string, Record<string, unknown>>;
     },
   ) {
     this.#world = deps.world;
     this.#versions = deps.versions;
-    this.#discovery = deps.discovery;
+    this.#documents = deps.documents;
     this.#journal = deps.journal;
-    this.#natives = deps.natives ?? (() => new Map());
   }
 
   /** The graph as last computed. */
@@ -79,21 +76,18 @@ export class Graph {
    */
   async documents(): Promise<Map<string, WorldEntry>> {
     const documents = new Map<string, WorldEntry>();
-    for (const [name, document] of this.#natives()) {
+    for (const [name, document] of this.#documents.natives()) {
       documents.set(name, document as OpenRpcDocument);
     }
     for (const plugin of await this.#world.plugins()) {
       if (documents.has(plugin)) continue;
-      try {
-        const version = await this.#versions.current(plugin);
-        const found = await this.#discovery.discover(plugin, version);
-        documents.set(
-          plugin,
-          found.ok ? found.document as OpenRpcDocument : { unavailable: found.reason },
-        );
-      } catch (e) {
-        documents.set(plugin, { unavailable: (e as Error).message });
-      }
+      const found = await this.#documents.current(plugin);
+      documents.set(
+        plugin,
+        "document" in found
+          ? found.document as OpenRpcDocument
+          : { unavailable: found.unavailable },
+      );
     }
     return documents;
   }

@@ -10,6 +10,7 @@ import { ComponentCache } from "./components/cache.ts";
 import { CoreApi } from "./core_api.ts";
 import { CoreFiles } from "./core_files.ts";
 import { Discovery } from "./discovery.ts";
+import { PluginDocuments } from "./documents.ts";
 import { Graph } from "./graph.ts";
 import { Activation } from "./activation.ts";
 import { FileSystemServer } from "../vfs/mod.ts";
@@ -96,6 +97,8 @@ export class Host {
   readonly discovery: Discovery;
   readonly services: Services;
   readonly graph: Graph;
+  /** The current document of each plugin. */
+  readonly documents: PluginDocuments;
   readonly activation: Activation;
   readonly clientCode: ClientCode;
   readonly upgrades: Upgrades;
@@ -143,20 +146,14 @@ export class Host {
       worldRoot: world.root,
       graph: () => this.graph.view,
       client: (plugin) => {
-        const native = this.processes.native(plugin);
-        if (native) return this.#clientCodeOf(plugin, "native", native.document);
-        const version = this.versions.known(plugin);
-        const outcome = version && this.discovery.known(version.hash);
-        if (!version || !outcome?.ok) return undefined;
-        return this.#clientCodeOf(plugin, version.hash, outcome.document);
+        const known = this.documents.known(plugin);
+        if (!known || !("document" in known)) return undefined;
+        return this.#clientCodeOf(plugin, known.version, known.document);
       },
       natives: () => this.processes.natives(),
       discover: (plugin) => {
-        const native = this.processes.native(plugin);
-        if (native) return native.document;
-        const version = this.versions.known(plugin);
-        const outcome = version && this.discovery.known(version.hash);
-        return outcome ? (outcome.ok ? outcome.document : { error: outcome.reason }) : null;
+        const known = this.documents.known(plugin);
+        return known ? ("document" in known ? known.document : { error: known.unavailable }) : null;
       },
     });
     this.pool = new WorkerPool({
@@ -199,15 +196,16 @@ export class Host {
       services: this.services,
       journal: this.journal,
     });
+    this.documents = new PluginDocuments({
+      versions: this.versions,
+      discovery: this.discovery,
+      natives: this.processes,
+    });
     this.graph = new Graph({
       world,
       versions: this.versions,
-      discovery: this.discovery,
+      documents: this.documents,
       journal: this.journal,
-      natives: () =>
-        new Map(
-          this.processes.natives().map((name) => [name, this.processes.native(name)!.document]),
-        ),
     });
     this.activation = new Activation({
       world,
