@@ -58,6 +58,8 @@ export interface ProcSources {
   natives?(): string[];
   /** `graph.json`, when the graph is known. */
   graph?(): unknown;
+  /** The limit `files_mib` (PROTOCOL 3.10) of `/self` and `/run` together, in MiB. */
+  filesLimitMib?: number;
 }
 
 const json = (value: unknown) => JSON.stringify(value, null, 2) + "\n";
@@ -122,6 +124,7 @@ export class CoreFiles {
 
   constructor(sources: ProcSources) {
     this.#sources = sources;
+    if (sources.filesLimitMib !== undefined) this.filesLimitMib = sources.filesLimitMib;
     this.budget.onFull = (layer, syscall, path) => this.#full(layer, syscall, path);
     this.world = new HostFileSystem(sources.worldRoot, { reserved: MOUNT_POINTS });
     this.proc = new GeneratedFileSystem({ kind: "dir", entries: () => this.#procEntries() });

@@ -6,7 +6,7 @@
  * @module
  */
 import { Client } from "./client.ts";
-import { ComponentCache } from "./components/cache.ts";
+import { ComponentCache, type LoadedComponent } from "./components/cache.ts";
 import { CoreApi } from "./core_api.ts";
 import { CoreFiles } from "./core_files.ts";
 import { Discovery } from "./discovery.ts";
@@ -18,7 +18,7 @@ import { Journal } from "./journal.ts";
 import { LockTable } from "./locks.ts";
 import { WorkerPool } from "./pool.ts";
 import { ProcessManager } from "./process_table.ts";
-import { processLimits } from "./limits.ts";
+import { processLimits, readLimits } from "./limits.ts";
 import { Router } from "./router.ts";
 import { readServices, Services } from "./services.ts";
 import type { SupervisionOptions } from "./supervision.ts";
@@ -127,18 +127,23 @@ export class Host {
     this.#lock = lock;
     this.onNote = options.onNote ?? (() => {});
     const note = (text: string) => this.onNote(text);
-    this.journal = new Journal(world.journalPath);
-    this.journal.onTrouble = note;
-    this.cache = new ComponentCache(options.cacheDir);
-    this.cache.onWarning = (m) => {
-      this.journal.event(null, null, `warning: ${m}`);
-      note(m);
-    };
-    this.cache.onTranspile = (name) => {
-      this.journal.event(null, null, `preparing ${name} (the first run of this version)`);
-      note(`preparing ${name} (the first run of this version takes a moment)…`);
-    };
+    this.journal = new Journal(world.journalPath, { onTrouble: note });
+    // the limits of PROTOCOL 3.10: compiled modules, workers, /self and /run and the table apply them
+    const { limits, problems } = readLimits(world.limitsPath);
+    for (const p of problems) this.journal.event(null, null, `warning: ${p}`);
+    this.cache = new ComponentCache(options.cacheDir, {
+      limits: processLimits(limits),
+      onWarning: (m) => {
+        this.journal.event(null, null, `warning: ${m}`);
+        note(m);
+      },
+      onTranspile: (name) => {
+        this.journal.event(null, null, `preparing ${name} (the first run of this version)`);
+        note(`preparing ${name} (the first run of this version takes a moment)…`);
+      },
+    });
     this.files = new CoreFiles({
+      filesLimitMib: limits.files_mib,
       protocol,
       processes: () => this.processes.list(),
       locks: this.locks,
@@ -170,7 +175,9 @@ export class Host {
       pool: this.pool,
       worldSdk: join(world.pluginDir("cargo"), "sdk"),
     });
-    this.versions = new PluginVersions(world, this.cache);
+    this.versions = new PluginVersions(world, this.cache, {
+      onChange: (plugin, previous, next) => this.#versionChanged(plugin, previous, next),
+    });
     this.processes = new ProcessManager({
       world,
       versions: this.versions,
@@ -179,17 +186,25 @@ export class Host {
       locks: this.locks,
       files: this.files,
       supervision: options.supervision,
+      limits,
+      natives: {
+        cargo: cargoPlugin({
+          world,
+          cacheDir: options.cacheDir,
+          runner: sausageCommand(["test", "--cache-dir", options.cacheDir]),
+        }),
+      },
     });
-    // the limits of PROTOCOL 3.10 that compiled modules, workers and /self and /run apply
-    this.cache.limits = processLimits(this.processes.limits);
-    this.files.filesLimitMib = this.processes.limits.files_mib;
     this.discovery = new Discovery({
       processes: this.processes,
       journal: this.journal,
       cacheDir: options.cacheDir,
     });
-    this.services = new Services({ processes: this.processes, journal: this.journal });
-    this.services.onProgress = note;
+    this.services = new Services({
+      processes: this.processes,
+      journal: this.journal,
+      onProgress: note,
+    });
     this.upgrades = new Upgrades({
       processes: this.processes,
       discovery: this.discovery,
@@ -216,21 +231,6 @@ export class Host {
       builtIn: (plugin) => this.processes.native(plugin) !== undefined,
       journal: this.journal,
     });
-    this.versions.onChange = (plugin, previous, next) => {
-      this.processes.newVersion(plugin);
-      this.upgrades.upgraded(plugin, previous, next);
-      if (previous !== undefined) {
-        this.discovery.discover(plugin, next).then(() => this.graph.update()).catch(() => {});
-      }
-    };
-    this.processes.addNative(
-      "cargo",
-      cargoPlugin({
-        world,
-        cacheDir: options.cacheDir,
-        runner: sausageCommand(["test", "--cache-dir", options.cacheDir]),
-      }),
-    );
     const exit = Promise.withResolvers<number>();
     this.exitRequested = exit.promise;
     this.#requestExit = exit.resolve;
@@ -361,6 +361,15 @@ export class Host {
     this.journal.event(null, null, "host stopped");
     this.journal.close();
     this.#lock.release();
+  }
+
+  /** A plugin's current version is a new one: refusals end, old processes upgrade, the graph follows. */
+  #versionChanged(plugin: string, previous: string | undefined, next: LoadedComponent): void {
+    this.processes.newVersion(plugin);
+    this.upgrades.upgraded(plugin, previous, next);
+    if (previous !== undefined) {
+      this.discovery.discover(plugin, next).then(() => this.graph.update()).catch(() => {});
+    }
   }
 
   /** `client.rs` of a plugin version, or a note to read it again while it is generated. */

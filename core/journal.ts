@@ -128,9 +128,15 @@ export class Journal {
    */
   constructor(
     path: string,
-    options: { busyTimeoutMs?: number; maxQueryMs?: number; maxAnswerBytes?: number } = {},
+    options: {
+      busyTimeoutMs?: number;
+      maxQueryMs?: number;
+      maxAnswerBytes?: number;
+      onTrouble?: (message: string) => void;
+    } = {},
   ) {
     this.path = path;
+    this.onTrouble = options.onTrouble;
     this.#maxQueryMs = options.maxQueryMs ?? MAX_QUERY_MS;
     this.#maxAnswerBytes = options.maxAnswerBytes ?? MAX_ANSWER_BYTES;
     this.#db = new DatabaseSync(path);

@@ -99,6 +99,10 @@ export class ProcessManager {
     locks: LockTable;
     files: CoreFiles;
     supervision?: Partial<SupervisionOptions>;
+    /** The limits of PROTOCOL 3.10 in force (read from `config/limits.yaml` when left out). */
+    limits?: Limits;
+    /** The plugins the host implements itself, by name (`cargo`). */
+    natives?: Record<string, NativePlugin>;
   }) {
     this.#world = deps.world;
     this.#versions = deps.versions;
@@ -107,9 +111,14 @@ export class ProcessManager {
     this.#locks = deps.locks;
     this.#files = deps.files;
     this.#agentEnv = new AgentEnv(deps.world.agentConfigPath);
-    const { limits, problems } = readLimits(join(deps.world.configDir, "limits.yaml"));
-    this.#limits = limits;
-    for (const p of problems) this.#journal.event(null, null, `warning: ${p}`);
+    if (deps.limits) {
+      this.#limits = deps.limits;
+    } else {
+      const { limits, problems } = readLimits(join(deps.world.configDir, "limits.yaml"));
+      this.#limits = limits;
+      for (const p of problems) this.#journal.event(null, null, `warning: ${p}`);
+    }
+    for (const [name, plugin] of Object.entries(deps.natives ?? {})) this.#native.set(name, plugin);
     this.supervision = { ...DEFAULT_SUPERVISION, ...deps.supervision };
     this.crashes = new CrashLedger(this.supervision);
     this.crashes.onAccepted = (plugin, refused, why) =>
@@ -144,11 +153,6 @@ export class ProcessManager {
   /** Live processes, with the starts under way. */
   get live(): number {
     return this.#live;
-  }
-
-  /** Registers a plugin the host implements; its name then needs no `plugin.wasm`. */
-  addNative(name: string, plugin: NativePlugin): void {
-    this.#native.set(name, plugin);
   }
 
   /** The plugin the host implements under `name`, if any. */

@@ -96,7 +96,10 @@ export class Services {
   /** Told about each service that failed or became ready. */
   onProgress?: (text: string) => void;
 
-  constructor(deps: { processes: ProcessManager; journal: Journal }) {
+  constructor(
+    deps: { processes: ProcessManager; journal: Journal; onProgress?: (text: string) => void },
+  ) {
+    this.onProgress = deps.onProgress;
     this.#processes = deps.processes;
     this.#journal = deps.journal;
   }

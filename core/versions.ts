@@ -26,7 +26,14 @@ export class PluginVersions {
   /** Told when a plugin's current version is a new one (`previous` undefined the first time). */
   onChange?: (plugin: string, previous: string | undefined, next: LoadedComponent) => void;
 
-  constructor(world: World, cache: ComponentCache) {
+  constructor(
+    world: World,
+    cache: ComponentCache,
+    options: {
+      onChange?: (plugin: string, previous: string | undefined, next: LoadedComponent) => void;
+    } = {},
+  ) {
+    this.onChange = options.onChange;
     this.#world = world;
     this.#cache = cache;
   }

@@ -117,8 +117,18 @@ export class ComponentCache {
   onTranspile?: (name: string) => void;
   #limits: ProcessLimits | undefined;
 
-  constructor(dir: string) {
+  constructor(
+    dir: string,
+    options: {
+      onWarning?: (message: string) => void;
+      onTranspile?: (name: string) => void;
+      limits?: ProcessLimits;
+    } = {},
+  ) {
     this.dir = dir;
+    this.onWarning = options.onWarning;
+    this.onTranspile = options.onTranspile;
+    this.#limits = options.limits ? { ...options.limits } : undefined;
   }
 
   /**
