@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { type Figure, formatNumber, formatTable, goalMet } from "./figures.ts";
-import { resultsFileName, SECTIONS, selectSections } from "./main.ts";
+import { SECTIONS, selectSections } from "./main.ts";
+import { resultsFileName } from "./results.ts";
 import { medianOfMedians } from "./summarize.ts";
 import { shuffled } from "./host/latency.ts";
 

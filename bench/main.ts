@@ -24,6 +24,7 @@ import {
 } from "./figures.ts";
 import { othersShare, sampleCpu } from "./cpu.ts";
 import { REPO_ROOT } from "./fixture.ts";
+import { gitState, resultsFileName, writeResults } from "./results.ts";
 import { activation } from "./host/activation.ts";
 import { latency } from "./host/latency.ts";
 import { locks } from "./host/locks.ts";
@@ -86,35 +87,6 @@ export function selectSections(only: string[] | undefined, all: Section[] = SECT
     );
   }
   return all.filter((s) => names.includes(s.name));
-}
-
-/** The results file name for a start time and groups, e.g. `2026-01-02T03-04-05Z-host.json`. */
-export function resultsFileName(start: Date, groups: string[]): string {
-  const time = start.toISOString().replace(/\.\d+Z$/, "Z").replaceAll(":", "-");
-  return `${time}-${[...new Set(groups)].join("+")}.json`;
-}
-
-async function gitState(): Promise<{ commit?: string; dirty?: boolean }> {
-  try {
-    const run = async (...args: string[]) => {
-      const out = await new Deno.Command("git", { args, cwd: REPO_ROOT, stderr: "null" }).output();
-      return out.success ? new TextDecoder().decode(out.stdout).trim() : undefined;
-    };
-    const commit = await run("rev-parse", "HEAD");
-    const status = await run("status", "--porcelain", "--untracked-files=no");
-    return { commit, dirty: status === undefined ? undefined : status !== "" };
-  } catch {
-    return {};
-  }
-}
-
-async function writeResults(dir: string, name: string, data: unknown): Promise<string> {
-  await Deno.mkdir(dir, { recursive: true });
-  const path = join(dir, name);
-  const tmp = `${path}.tmp`;
-  await Deno.writeTextFile(tmp, JSON.stringify(data, null, 2) + "\n");
-  await Deno.rename(tmp, path);
-  return path;
 }
 
 function goalLines(results: SectionResult[]): string[] {

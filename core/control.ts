@@ -31,6 +31,7 @@ import {
 import type { World } from "./world.ts";
 import { jsonTextTooDeep } from "../runtime/json_depth.ts";
 import { MAX_MESSAGE_BYTES } from "../runtime/messages.ts";
+import { LineSplitter } from "../runtime/stdio.ts";
 import {
   MAX_CAT_BYTES,
   MAX_SOCKET_PATH_BYTES,
@@ -206,42 +207,17 @@ class Connection {
   }
 
   async #read(): Promise<void> {
-    let parts: Uint8Array[] = [];
-    let length = 0;
-    let overflowed = false;
-    const line = (bytes: Uint8Array) => {
-      if (overflowed) {
-        overflowed = false;
+    const splitter = new LineSplitter(
+      MAX_MESSAGE_BYTES,
+      (line) => this.#receive(line),
+      () =>
         this.#send(error(null, {
           code: ErrorCode.InvalidRequest,
           message: `a line longer than ${MAX_MESSAGE_BYTES} bytes was discarded`,
-        }));
-        return;
-      }
-      this.#receive(bytes);
-    };
+        })),
+    );
     try {
-      for await (const chunk of this.#conn.readable) {
-        let start = 0;
-        for (;;) {
-          const nl = chunk.indexOf(0x0a, start);
-          const end = nl < 0 ? chunk.length : nl;
-          if (!overflowed) {
-            length += end - start;
-            if (length > MAX_MESSAGE_BYTES) {
-              overflowed = true;
-              parts = [];
-            } else if (end > start) {
-              parts.push(chunk.slice(start, end));
-            }
-          }
-          if (nl < 0) break;
-          line(concat(parts, length));
-          parts = [];
-          length = 0;
-          start = nl + 1;
-        }
-      }
+      for await (const chunk of this.#conn.readable) splitter.push(chunk);
     } catch {
       // the other side went away: closing is what follows
     }
@@ -406,15 +382,4 @@ class Connection {
       () => this.close(),
     );
   }
-}
-
-function concat(parts: Uint8Array[], length: number): Uint8Array {
-  if (parts.length === 1) return parts[0];
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }

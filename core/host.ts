@@ -40,22 +40,21 @@ export function sausageCommand(args: string[]): string[] {
   const exe = Deno.execPath();
   if (!/^deno(\.exe)?$/.test(exe.split(/[\\/]/).pop() ?? "")) return [exe, ...args];
   const main = new URL("../main.ts", import.meta.url).pathname;
-  return [
-    exe,
-    "run",
-    "--no-prompt",
-    "--allow-read",
-    "--allow-write",
-    "--allow-net",
-    "--allow-env",
-    "--allow-run",
-    "--allow-sys",
-    "--allow-ffi",
-    "--unstable-worker-options",
-    main,
-    ...args,
-  ];
+  return [exe, "run", ...SAUSAGE_FLAGS, main, ...args];
 }
+
+/** The flags of `deno run` that the `sausage` executable is compiled with (deno.json's tasks). */
+export const SAUSAGE_FLAGS: readonly string[] = [
+  "--no-prompt",
+  "--allow-read",
+  "--allow-write",
+  "--allow-net",
+  "--allow-env",
+  "--allow-run",
+  "--allow-sys",
+  "--allow-ffi",
+  "--unstable-worker-options",
+];
 
 /** Exit code after `core.exit`. */
 export const EXIT_CODE_CORE_EXIT = 75;

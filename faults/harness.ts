@@ -12,24 +12,13 @@ import { DEFAULT_LIMITS } from "../core/limits.ts";
 import { initWorld } from "../core/init.ts";
 import { installPlugin } from "../tests/world.ts";
 import type { CallAnswer, HostState, Order } from "./host.ts";
+import { SAUSAGE_FLAGS } from "../core/host.ts";
 import { CONTROL_PREFIX } from "./host.ts";
 
 const HOST_MAIN = new URL("./host.ts", import.meta.url).pathname;
 
 /** The flags of the `sausage` task, and `gc()`: the checks collect garbage before they read the RSS. */
-export const HOST_FLAGS: readonly string[] = [
-  "run",
-  "--no-prompt",
-  "--allow-read",
-  "--allow-write",
-  "--allow-net",
-  "--allow-env",
-  "--allow-run",
-  "--allow-sys",
-  "--allow-ffi",
-  "--unstable-worker-options",
-  "--v8-flags=--expose-gc",
-];
+export const HOST_FLAGS: readonly string[] = ["run", ...SAUSAGE_FLAGS, "--v8-flags=--expose-gc"];
 
 /** The world plugins of the suite: all of them the hostile test plugin. */
 export const PLUGINS: Readonly<Record<string, string>> = {

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import pc from "picocolors";
 import { describeMachine } from "../bench/figures.ts";
-import { resultsFileName } from "../bench/main.ts";
+import { gitState, resultsFileName, writeResults } from "../bench/results.ts";
 import { buildTestPlugins, testPlugin } from "../tests/setup.ts";
 import { TEST_CACHE_DIR } from "../tests/world.ts";
 import { type Attack, type AttackContext, ATTACKS, Unexpected } from "./attacks.ts";
@@ -87,20 +87,6 @@ export interface AttackResult {
   /** Those calls that got no answer within 5 s. */
   duringUnanswered: number;
   checks: CheckResult[];
-}
-
-async function gitState(): Promise<{ commit?: string; dirty?: boolean }> {
-  const run = async (...args: string[]) => {
-    try {
-      const out = await new Deno.Command("git", { args, cwd: REPO_ROOT, stderr: "null" }).output();
-      return out.success ? new TextDecoder().decode(out.stdout).trim() : undefined;
-    } catch {
-      return undefined;
-    }
-  };
-  const commit = await run("rev-parse", "HEAD");
-  const status = await run("status", "--porcelain", "--untracked-files=no");
-  return { commit, dirty: status === undefined ? undefined : status !== "" };
 }
 
 /** Builds the test plugins, waiting and trying again while another crate of the workspace is broken. */
@@ -444,10 +430,7 @@ export async function main(args: string[]): Promise<number> {
       failures,
     };
     const dir = opts.out ?? join(REPO_ROOT, "bench", "results");
-    await Deno.mkdir(dir, { recursive: true });
-    const path = join(dir, resultsFileName(started, ["faults"]));
-    await Deno.writeTextFile(`${path}.tmp`, JSON.stringify(data, null, 2) + "\n");
-    await Deno.rename(`${path}.tmp`, path);
+    const path = await writeResults(dir, resultsFileName(started, ["faults"]), data);
     console.log(`Results: ${path}`);
   }
   return ok ? ExitCode.Ok : ExitCode.Failed;

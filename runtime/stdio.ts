@@ -82,8 +82,20 @@ export class StdinSource implements ByteSource {
 /** Output sinks accept this much per `check-write`. */
 const SINK_WINDOW = 64 * 1024;
 
-/** Splits bytes into lines; a line longer than `max` bytes calls `onOverflow` once. */
-class LineSplitter {
+/**
+ * Splits bytes into lines; a line longer than `max` bytes calls
+ * `onOverflow` once and is dropped (the stdout of a process, the lines of
+ * the control endpoint).
+ *
+ * @example
+ * ```ts
+ * const lines: string[] = [];
+ * const splitter = new LineSplitter(1024, (l) => lines.push(new TextDecoder().decode(l)), () => {});
+ * splitter.push(new TextEncoder().encode("a\nb"));
+ * splitter.finish(); // lines: ["a", "b"]
+ * ```
+ */
+export class LineSplitter {
   #parts: Uint8Array[] = [];
   #length = 0;
   #overflowed = false;

@@ -10,7 +10,14 @@ import { ControlClient, ControlError } from "../core/control_client.ts";
 import { LocalHostView } from "../core/host_view.ts";
 import type { Id } from "../core/jsonrpc.ts";
 import { initWorld } from "../core/init.ts";
-import { eventually, installPlugin, startWorld, TEST_CACHE_DIR, type TestWorld } from "./world.ts";
+import {
+  eventually,
+  installPlugin,
+  startHeadless,
+  startWorld,
+  TEST_CACHE_DIR,
+  type TestWorld,
+} from "./world.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const cache = ["--cache-dir", TEST_CACHE_DIR];
@@ -202,22 +209,12 @@ async function run(args: string[]): Promise<{ code: number; stdout: string; stde
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
 
-/** A headless host on a new world, once its endpoint listens. */
+/** A headless host on a new world with the probe, once its endpoint listens. */
 async function headless(): Promise<{ root: string; child: Deno.ChildProcess }> {
   const root = await Deno.makeTempDir({ prefix: "sausage-control-" });
   await initWorld(root);
   await installPlugin(root, "probe", "probe");
-  const child = sausage(["--headless", root, ...cache]).spawn();
-  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  while (!seen.includes("reach it with")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`the headless host ended: ${seen}`);
-    seen += value;
-  }
-  reader.releaseLock();
-  child.stderr.cancel().catch(() => {});
-  return { root, child };
+  return { root, child: await startHeadless(root) };
 }
 
 Deno.test("sausage call, ps, log, stop and kill reach a headless host through its endpoint", async () => {

@@ -28,7 +28,7 @@ import { initWorld } from "../core/init.ts";
 import { exposedPlugins, McpConfigError } from "../mcp/config.ts";
 import { createMcpServer } from "../mcp/server.ts";
 import { testPlugin } from "./setup.ts";
-import { eventually, startWorld, TEST_CACHE_DIR } from "./world.ts";
+import { eventually, startHeadless, startWorld, TEST_CACHE_DIR } from "./world.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 
@@ -405,39 +405,9 @@ Deno.test("sausage mcp: an activation, a revert, a copy by hand and a removal ea
   }
 });
 
-/** A headless host on `root`, once its endpoint listens. */
-async function headless(root: string): Promise<Deno.ChildProcess> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "--unstable-worker-options",
-      MAIN,
-      "--headless",
-      root,
-      "--cache-dir",
-      TEST_CACHE_DIR,
-    ],
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
-  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  while (!seen.includes("reach it with")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`the headless host ended: ${seen}`);
-    seen += value;
-  }
-  reader.releaseLock();
-  child.stderr.cancel().catch(() => {});
-  return child;
-}
-
 Deno.test("sausage mcp on a world a headless host runs: served through its endpoint; a client that leaves mid-call stops its processes", async () => {
   const root = await makeWorld();
-  const host = await headless(root);
+  const host = await startHeadless(root);
   const watcher = await ControlClient.connect(root);
   assert.ok(watcher);
   try {

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import type { Response } from "../core/jsonrpc.ts";
 import type { SupervisionOptions } from "../core/supervision.ts";
 import type { Process } from "../core/process.ts";
-import { sausageCommand } from "../core/host.ts";
+import { SAUSAGE_FLAGS } from "../core/host.ts";
 import { initWorld } from "../core/init.ts";
 import { testPlugin } from "./setup.ts";
 import {
@@ -269,10 +269,9 @@ Deno.test("a crash on a worker shared by two plugins is charged to neither; the 
 
 // ---------------------------------------------------------------- open files
 
-/** The flags of the `sausage` executable (not --allow-all), from `sausageCommand`. */
+/** The flags of the `sausage` executable (not --allow-all). */
 function sausageFlags(): string[] {
-  const command = sausageCommand([]);
-  return command.slice(2, -1); // deno run <flags> main.ts
+  return [...SAUSAGE_FLAGS];
 }
 
 /** What {@linkcode startHostWith} reports. */

@@ -114,3 +114,34 @@ export async function eventually(
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+/** `sausage --headless root` in a subprocess, once its control endpoint listens. */
+export async function startHeadless(root: string): Promise<Deno.ChildProcess> {
+  const main = new URL("../main.ts", import.meta.url).pathname;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--unstable-worker-options",
+      main,
+      "--headless",
+      root,
+      "--cache-dir",
+      TEST_CACHE_DIR,
+    ],
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  while (!seen.includes("reach it with")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the headless host ended: ${seen}`);
+    seen += value;
+  }
+  reader.releaseLock();
+  child.stderr.cancel().catch(() => {});
+  return child;
+}
