@@ -2,7 +2,9 @@
  * The control endpoint of a running host (PROTOCOL section 12): how
  * `sausage call`, `ps`, `log`, `stop` and `kill` reach a world that a host
  * runs. It is a Unix socket, `state/core/control/socket`, in a folder that
- * only the world's owner can enter, and it speaks JSON-RPC 2.0 lines: the
+ * only the world's owner can enter; where there is no Unix socket, a port on
+ * loopback whose token is in that folder (`endpoint.json`). It speaks
+ * JSON-RPC 2.0 lines: the
  * methods of the plugins and of the core, as the console calls them, plus a
  * few `host/…` methods for front ends (a `/` is never part of a plugin's
  * name, so they cannot collide).
@@ -14,6 +16,7 @@
  */
 import { join } from "node:path";
 import { Buffer } from "node:buffer";
+import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { Host } from "./host.ts";
 import { LocalHostView } from "./host_view.ts";
 import {
@@ -43,41 +46,77 @@ export { MAX_CAT_BYTES, MAX_SOCKET_PATH_BYTES, MAX_UNREAD_ANSWER_BYTES };
 export const CONTROL_FOLDER = "control";
 /** The socket's name in that folder. */
 export const SOCKET_NAME = "socket";
+/** The file, in that folder, of an endpoint on loopback TCP: {@linkcode TcpEndpointFile}. */
+export const TCP_ENDPOINT_NAME = "endpoint.json";
+/** The environment variable that puts the endpoint on loopback TCP even where Unix sockets work. */
+export const TRANSPORT_ENV = "SAUSAGE_CONTROL_TRANSPORT";
+/** How long a connection on TCP has to send `host/hello` with the token. */
+export const HELLO_TIMEOUT_MS = 5_000;
 
-/** The folder and the socket of a world's endpoint. */
+/** What `endpoint.json` holds (mode 0600): where the host listens, and the token it wants. */
+export interface TcpEndpointFile {
+  transport: "tcp";
+  hostname: "127.0.0.1";
+  port: number;
+  /** 32 random bytes, hex: the first message of a connection is `host/hello {"token"}`. */
+  token: string;
+  /** The host's OS process. */
+  pid: number;
+}
+
+/** The folder, the socket and the TCP endpoint's file of a world's endpoint. */
 export function controlPaths(world: Pick<World, "coreStateDir">): {
   folder: string;
   socket: string;
+  tcpFile: string;
 } {
   const folder = join(world.coreStateDir, CONTROL_FOLDER);
-  return { folder, socket: join(folder, SOCKET_NAME) };
+  return { folder, socket: join(folder, SOCKET_NAME), tcpFile: join(folder, TCP_ENDPOINT_NAME) };
 }
 
 /**
- * Removes the socket a killed host left behind. Only a host that holds the
- * world's lock calls it: no other host can be listening on it then.
+ * Removes the socket (or the TCP endpoint's file) a killed host left behind.
+ * Only a host that holds the world's lock calls it: no other host can be
+ * listening on it then.
  */
 export async function removeStaleSocket(world: Pick<World, "coreStateDir">): Promise<void> {
-  await Deno.remove(controlPaths(world).socket).catch((e) => {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
-  });
+  const { socket, tcpFile } = controlPaths(world);
+  for (const path of [socket, tcpFile]) {
+    await Deno.remove(path).catch((e) => {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+    });
+  }
+}
+
+/** Owner-only modes are set where the platform has them (not on Windows). */
+async function chmodOwnerOnly(path: string, mode: number): Promise<void> {
+  if (Deno.build.os !== "windows") await Deno.chmod(path, mode);
 }
 
 /** The endpoint of one host. */
 export class ControlEndpoint {
   readonly #host: Host;
   readonly #listener: Deno.Listener;
-  readonly #socket: string;
+  /** The socket, or the TCP endpoint's file: removed at the end. */
+  readonly #path: string;
+  /** On TCP, what `host/hello` must bring; null on a Unix socket (its mode is the check). */
+  readonly #token: string | null;
   readonly #connections = new Set<Connection>();
   readonly #accepting: Promise<void>;
   readonly started = new Date();
   #closed = false;
 
-  private constructor(host: Host, listener: Deno.Listener, socket: string) {
+  private constructor(host: Host, listener: Deno.Listener, path: string, token: string | null) {
     this.#host = host;
     this.#listener = listener;
-    this.#socket = socket;
+    this.#path = path;
+    this.#token = token;
     this.#accepting = this.#accept();
+  }
+
+  /** `unix`, or `tcp` (loopback, with a token). */
+  get transport(): "unix" | "tcp" {
+    return this.#token === null ? "unix" : "tcp";
   }
 
   /**
@@ -94,35 +133,72 @@ export class ControlEndpoint {
    * ```
    */
   static async listen(host: Host): Promise<ControlEndpoint | null> {
-    const { folder, socket } = controlPaths(host.world);
-    const off = (why: string) => {
-      const text = `the control endpoint is off: ${why}; \`sausage call\` and \`sausage attach\` ` +
-        "cannot reach this host";
+    const { folder, socket, tcpFile } = controlPaths(host.world);
+    const say = (text: string) => {
       host.journal.event(null, null, text);
-      host.onNote(text);
-      return null;
+      host.note(text);
     };
-    if (Deno.build.os === "windows") return off("Unix sockets are not supported here");
-    if (new TextEncoder().encode(socket).length > MAX_SOCKET_PATH_BYTES) {
-      return off(
-        `its path ${socket} is longer than a Unix socket allows ` +
-          `(${MAX_SOCKET_PATH_BYTES} bytes); run the world from a shorter path`,
-      );
-    }
     await Deno.mkdir(folder, { recursive: true, mode: 0o700 });
-    await Deno.chmod(folder, 0o700); // also when it existed with another mode
+    await chmodOwnerOnly(folder, 0o700); // also when it existed with another mode
     await removeStaleSocket(host.world);
-    let listener: Deno.Listener;
-    try {
-      listener = Deno.listen({ transport: "unix", path: socket });
-    } catch (e) {
-      return off(`cannot listen on ${socket}: ${(e as Error).message}`);
+    const why = unixUnavailable(socket);
+    if (why === null) {
+      try {
+        const listener = Deno.listen({ transport: "unix", path: socket });
+        await chmodOwnerOnly(socket, 0o600);
+        host.journal.event(null, null, `control endpoint: listening on ${socket}`);
+        return new ControlEndpoint(host, listener, socket, null);
+      } catch (e) {
+        return await ControlEndpoint.#listenTcp(
+          host,
+          tcpFile,
+          `cannot listen on ${socket}: ${(e as Error).message}`,
+          say,
+        );
+      }
     }
-    await Deno.chmod(socket, 0o600);
-    host.journal.event(null, null, `control endpoint: listening on ${socket}`);
-    return new ControlEndpoint(host, listener, socket);
+    return await ControlEndpoint.#listenTcp(host, tcpFile, why, say);
   }
 
+  /** The fallback: a port on loopback, its token in `endpoint.json` that only the owner reads. */
+  static async #listenTcp(
+    host: Host,
+    tcpFile: string,
+    why: string,
+    say: (text: string) => void,
+  ): Promise<ControlEndpoint | null> {
+    let listener: Deno.TcpListener;
+    try {
+      listener = Deno.listen({ transport: "tcp", hostname: "127.0.0.1", port: 0 });
+    } catch (e) {
+      say(
+        `the control endpoint is off: ${why}, and loopback TCP failed too ` +
+          `(${
+            (e as Error).message
+          }); \`sausage call\` and \`sausage attach\` cannot reach this host`,
+      );
+      return null;
+    }
+    const token = randomBytes(32).toString("hex");
+    const file: TcpEndpointFile = {
+      transport: "tcp",
+      hostname: "127.0.0.1",
+      port: listener.addr.port,
+      token,
+      pid: Deno.pid,
+    };
+    // written whole under another name, then renamed: a front end never reads half a token
+    const partial = `${tcpFile}.${Deno.pid}.partial`;
+    await Deno.writeTextFile(partial, JSON.stringify(file) + "\n", { mode: 0o600 });
+    await chmodOwnerOnly(partial, 0o600);
+    await Deno.rename(partial, tcpFile);
+    host.journal.event(
+      null,
+      null,
+      `control endpoint: listening on 127.0.0.1:${file.port} (${why}); its token is in ${tcpFile}`,
+    );
+    return new ControlEndpoint(host, listener, tcpFile, token);
+  }
   /** How many connections are open. */
   get connections(): number {
     return this.#connections.size;
@@ -135,13 +211,13 @@ export class ControlEndpoint {
     this.#listener.close();
     await this.#accepting;
     await Promise.all([...this.#connections].map((c) => c.close()));
-    await Deno.remove(this.#socket).catch(() => {});
+    await Deno.remove(this.#path).catch(() => {});
   }
 
   async #accept(): Promise<void> {
     try {
       for await (const conn of this.#listener) {
-        const connection = new Connection(this.#host, conn, this.started);
+        const connection = new Connection(this.#host, conn, this.started, this.#token);
         this.#connections.add(connection);
         connection.closed.then(() => this.#connections.delete(connection));
       }
@@ -153,11 +229,31 @@ export class ControlEndpoint {
   }
 }
 
+/** Why the endpoint cannot be a Unix socket here, or null when it can. */
+function unixUnavailable(socket: string): string | null {
+  if (Deno.env.get(TRANSPORT_ENV) === "tcp") return `${TRANSPORT_ENV}=tcp`;
+  if (Deno.build.os === "windows") return "Unix sockets are not supported here";
+  if (new TextEncoder().encode(socket).length > MAX_SOCKET_PATH_BYTES) {
+    return `the socket's path ${socket} is longer than a Unix socket allows ` +
+      `(${MAX_SOCKET_PATH_BYTES} bytes)`;
+  }
+  return null;
+}
+
+/** Compares tokens in a time that does not depend on where they differ. */
+function sameToken(given: unknown, expected: string): boolean {
+  if (typeof given !== "string") return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
 /** The `host/…` methods, for the message of an unknown one. */
 const HOST_METHODS = [
+  "host/hello",
   "host/info",
   "host/processes",
   "host/cancel",
@@ -183,20 +279,38 @@ class Connection {
   #unread = 0;
   #closing = false;
   #following: { close(): void } | undefined;
+  /** On TCP, the token that `host/hello` must bring first; null once it did (or on a socket). */
+  #token: string | null;
+  #helloTimer: ReturnType<typeof setTimeout> | undefined;
+  #unwatchNotes: (() => void) | undefined;
 
-  constructor(host: Host, conn: Deno.Conn, started: Date) {
+  constructor(host: Host, conn: Deno.Conn, started: Date, token: string | null) {
     this.#host = host;
     this.#conn = conn;
+    this.#token = token;
     this.#view = new LocalHostView(host, started);
     this.#view.onNotification = (message) => this.#send(message);
     this.#writer = conn.writable.getWriter();
+    if (token === null) this.#welcome();
+    else this.#helloTimer = setTimeout(() => this.close(), HELLO_TIMEOUT_MS);
     this.closed = this.#read().finally(() => this.close());
+  }
+
+  /** From here on the connection is a front end: it gets the host's notes too. */
+  #welcome(): void {
+    this.#token = null;
+    clearTimeout(this.#helloTimer);
+    this.#unwatchNotes = this.#host.watchNotes((text) =>
+      this.#send(notification("host/note", { text }))
+    );
   }
 
   /** Closes the connection and stops what it called. */
   async close(): Promise<void> {
     if (this.#closing) return;
     this.#closing = true;
+    clearTimeout(this.#helloTimer);
+    this.#unwatchNotes?.();
     await this.#writer.close().catch(() => {});
     try {
       this.#conn.close();
@@ -224,6 +338,7 @@ class Connection {
   }
 
   #receive(bytes: Uint8Array): void {
+    if (this.#closing) return; // lines that came in the same chunk as the one that closed it
     let text: string;
     try {
       text = decoder.decode(bytes).trim();
@@ -247,6 +362,31 @@ class Connection {
       return;
     }
     const message = classify(value);
+    if (this.#token !== null) {
+      // on TCP, anyone on this machine can connect: nothing is served before the token
+      const params = message.kind === "request" ? message.params : {};
+      if (
+        message.kind === "request" && message.method === "host/hello" &&
+        sameToken(params.token, this.#token)
+      ) {
+        this.#welcome();
+        this.#send(result(message.id, {}));
+        return;
+      }
+      const id = message.kind === "request" ? message.id : null;
+      this.#send(error(id, {
+        code: ErrorCode.InvalidRequest,
+        message: "this endpoint is on loopback TCP: the first message must be " +
+          '`host/hello {"token"}` with the token of state/core/control/endpoint.json',
+      }));
+      this.#host.journal.event(
+        null,
+        null,
+        "control endpoint: refused a connection without the token",
+      );
+      this.close();
+      return;
+    }
     switch (message.kind) {
       case "invalid":
         if (message.id !== undefined) this.#send(error(message.id, message.error));
@@ -304,6 +444,8 @@ class Connection {
       return value;
     };
     switch (method) {
+      case "host/hello":
+        return {};
       case "host/info":
         return view.info;
       case "host/processes":

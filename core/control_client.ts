@@ -7,7 +7,13 @@
  */
 import { join } from "node:path";
 import { Buffer } from "node:buffer";
-import { CONTROL_FOLDER, SOCKET_NAME } from "./control.ts";
+import {
+  CONTROL_FOLDER,
+  HELLO_TIMEOUT_MS,
+  SOCKET_NAME,
+  TCP_ENDPOINT_NAME,
+  type TcpEndpointFile,
+} from "./control.ts";
 import {
   type HostInfo,
   type HostView,
@@ -43,7 +49,7 @@ export class ControlClient implements HostView {
   readonly closed: Promise<void>;
   /** Notifications that belong to no call. */
   onNotification?: (message: Request) => void;
-  /** The host's notes are for the person at the host; none come over the socket. */
+  /** The host's notes (service failures, journal trouble), as `host/note {"text"}`. */
   onNote?: (text: string) => void;
   readonly #followers = new Set<(entry: Entry) => void>();
   /** Set by {@linkcode connect} from `host/info`. */
@@ -99,17 +105,37 @@ export class ControlClient implements HostView {
           "a host makes it 0700, so refusing to connect: remove the folder and start the host again",
       );
     }
+    const tcp = await readTcpEndpoint(join(folder, TCP_ENDPOINT_NAME), uid);
     let conn: Deno.Conn;
     try {
-      conn = await Deno.connect({ transport: "unix", path: join(folder, SOCKET_NAME) });
+      conn = tcp
+        ? await Deno.connect({ transport: "tcp", hostname: tcp.hostname, port: tcp.port })
+        : await Deno.connect({ transport: "unix", path: join(folder, SOCKET_NAME) });
     } catch (e) {
-      // no socket, or a socket nobody listens on: the host that made it is gone
+      // no socket, or a socket or port nobody listens on: the host that made it is gone
       if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.ConnectionRefused) {
         return null;
       }
       throw e;
     }
     const client = new ControlClient(conn);
+    if (tcp) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const hello = await Promise.race([
+        client.request("host/hello", { token: tcp.token }),
+        new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), HELLO_TIMEOUT_MS)),
+      ]).finally(() => clearTimeout(timer));
+      if (hello === null || hello.error) {
+        await client.close();
+        throw new ControlError(
+          `127.0.0.1:${tcp.port}, the port of ${join(folder, TCP_ENDPOINT_NAME)}, ` +
+            (hello === null
+              ? `did not answer within ${HELLO_TIMEOUT_MS / 1000} s`
+              : `refused its token: ${hello.error!.message}`) +
+            "; if no host runs the world, remove that file",
+        );
+      }
+    }
     const answer = await client.request("host/info");
     if (answer.error) {
       await client.close();
@@ -233,6 +259,11 @@ export class ControlClient implements HostView {
   }
 
   #receive(message: Record<string, unknown>): void {
+    if (message.method === "host/note") {
+      const text = (message.params as { text?: unknown } | undefined)?.text;
+      if (typeof text === "string") this.onNote?.(text);
+      return;
+    }
     if (message.method === "host/entry") {
       const entry = (message.params as { entry?: Entry } | undefined)?.entry;
       if (entry) { for (const f of this.#followers) f(entry); }
@@ -260,6 +291,47 @@ export class ControlClient implements HostView {
     for (const [key, pending] of this.#pending) pending.resolve(hostGone(JSON.parse(key)));
     this.#pending.clear();
   }
+}
+
+/**
+ * The endpoint on loopback TCP, when `endpoint.json` is there; refuses one
+ * that others could read (its token would no longer be a secret) or that
+ * another user wrote.
+ */
+async function readTcpEndpoint(path: string, uid: number | null): Promise<TcpEndpointFile | null> {
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.lstat(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return null;
+    throw e;
+  }
+  if (uid !== null && info.uid !== null && info.uid !== uid) {
+    throw new ControlError(
+      `${path} belongs to the user ${info.uid}, not to you (${uid}): refusing to connect`,
+    );
+  }
+  if (info.mode !== null && (info.mode & 0o077) !== 0) {
+    throw new ControlError(
+      `${path} can be read by other users (mode ${(info.mode & 0o777).toString(8)}); ` +
+        "a host makes it 0600, so refusing to use its token: remove it and start the host again",
+    );
+  }
+  let file: Partial<TcpEndpointFile>;
+  try {
+    file = JSON.parse(await Deno.readTextFile(path));
+  } catch (e) {
+    throw new ControlError(
+      `${path} is not an endpoint's file (${(e as Error).message}): remove it`,
+    );
+  }
+  if (
+    file.transport !== "tcp" || file.hostname !== "127.0.0.1" ||
+    !Number.isInteger(file.port) || typeof file.token !== "string"
+  ) {
+    throw new ControlError(`${path} does not name a port on 127.0.0.1 and a token: remove it`);
+  }
+  return file as TcpEndpointFile;
 }
 
 function hostGone(id: Id): Response {

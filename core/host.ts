@@ -116,6 +116,8 @@ export class Host {
    * journal trouble, first runs). The console replaces it while it runs.
    */
   onNote: (text: string) => void;
+  /** Front ends on the control endpoint that get each note too. */
+  readonly #noteWatchers = new Set<(text: string) => void>();
   #watcher: PluginWatcher | undefined;
   readonly #lock: HostLock;
   readonly #requestExit: (code: number) => void;
@@ -125,7 +127,7 @@ export class Host {
     this.world = world;
     this.#lock = lock;
     this.onNote = options.onNote ?? (() => {});
-    const note = (text: string) => this.onNote(text);
+    const note = (text: string) => this.note(text);
     this.journal = new Journal(world.journalPath, { onTrouble: note });
     // the limits of PROTOCOL 3.10: compiled modules, workers, /self and /run and the table apply them
     const { limits, problems } = readLimits(world.limitsPath);
@@ -275,7 +277,7 @@ export class Host {
       const text = `the previous run (pid ${pid}, started ${started}) did not stop cleanly: ` +
         "it was killed or crashed, so its last entries and open work may be missing";
       host.journal.event(null, null, text);
-      host.onNote(text);
+      host.note(text);
     }
     if (sealed.length > 0) {
       const shown = sealed.slice(0, 20).join(", ") + (sealed.length > 20 ? ", …" : "");
@@ -286,7 +288,7 @@ export class Host {
           `follow them out of the world (processes see the same targets): ${shown}`,
       );
     }
-    for (const note of await host.activation.recover()) host.onNote(note);
+    for (const note of await host.activation.recover()) host.note(note);
     await Deno.mkdir(world.pluginsDir, { recursive: true });
     // a folder whose name is not a plugin name is never called: say so at start
     for (const warning of await host.versions.folderWarnings()) {
@@ -313,10 +315,22 @@ export class Host {
     host.discovered = host.#discoverAll();
     if (options.services ?? true) {
       (host as { servicesStarted: Promise<void> }).servicesStarted = host.#startServices(
-        (text) => host.onNote(text),
+        (text) => host.note(text),
       );
     }
     return host;
+  }
+
+  /** Tells the person a note: {@linkcode onNote}, and each front end that watches notes. */
+  note(text: string): void {
+    this.onNote(text);
+    for (const watcher of this.#noteWatchers) watcher(text);
+  }
+
+  /** Gets each note from now on, until the returned function is called. */
+  watchNotes(watcher: (text: string) => void): () => void {
+    this.#noteWatchers.add(watcher);
+    return () => this.#noteWatchers.delete(watcher);
   }
 
   /** A client for calls from outside, e.g. `console` (its name is the parent of what it calls). */

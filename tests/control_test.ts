@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ControlEndpoint, controlPaths } from "../core/control.ts";
+import { ControlEndpoint, controlPaths, TRANSPORT_ENV } from "../core/control.ts";
 import { ControlClient, ControlError } from "../core/control_client.ts";
 import { LocalHostView } from "../core/host_view.ts";
 import type { Id } from "../core/jsonrpc.ts";
@@ -468,6 +468,93 @@ Deno.test("sausage log -f prints the last entries, then each new one, until Ctrl
   } finally {
     child.kill("SIGTERM");
     await child.status;
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
+});
+
+/** Runs `body` with the endpoint put on loopback TCP, as where Unix sockets are missing. */
+async function onTcp(body: () => Promise<void>): Promise<void> {
+  Deno.env.set(TRANSPORT_ENV, "tcp");
+  try {
+    await body();
+  } finally {
+    Deno.env.delete(TRANSPORT_ENV);
+  }
+}
+
+/** Lines sent on a raw TCP connection, and every line answered until the host closes it. */
+async function rawTcp(port: number, lines: string[]): Promise<unknown[]> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  await conn.write(new TextEncoder().encode(lines.map((l) => l + "\n").join("")));
+  const text = await new Response(conn.readable).text(); // until the host closes it
+  return text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
+}
+
+Deno.test("on loopback TCP the token of endpoint.json is required before anything is served", async () => {
+  await onTcp(async () => {
+    await using w = await worldWithEndpoint();
+    assert.equal(w.endpoint.transport, "tcp");
+    const { socket, tcpFile } = controlPaths(w.host.world);
+    await assert.rejects(Deno.lstat(socket), Deno.errors.NotFound);
+    assert.equal((await Deno.stat(tcpFile)).mode! & 0o777, 0o600);
+    const file = JSON.parse(await Deno.readTextFile(tcpFile));
+    assert.equal(file.hostname, "127.0.0.1");
+    assert.match(file.token, /^[0-9a-f]{64}$/);
+
+    // the client reads the file, says hello with the token, and works as on the socket
+    const c = await connect(w.root);
+    assert.deepEqual((await c.request("probe.echo", { over: "tcp" })).result, { over: "tcp" });
+    const notes: string[] = [];
+    c.onNote = (text) => notes.push(text);
+    w.host.note("a service failed"); // what the person at the host is told reaches the front end
+    await eventually(() => notes.length === 1);
+    assert.deepEqual(notes, ["a service failed"]);
+
+    // without the token, or with a wrong one, nothing is served and the connection is closed
+    const echo = '{"jsonrpc":"2.0","id":1,"method":"probe.echo","params":{"x":1}}';
+    const bare = await rawTcp(file.port, [echo]) as { id: Id; error?: { message: string } }[];
+    assert.equal(bare.length, 1);
+    assert.equal(bare[0].id, 1);
+    assert.match(bare[0].error!.message, /first message must be `host\/hello/);
+    const wrong = await rawTcp(file.port, [
+      JSON.stringify({ jsonrpc: "2.0", id: 0, method: "host/hello", params: { token: "0" } }),
+      echo,
+    ]) as { error?: { message: string } }[];
+    assert.equal(wrong.length, 1, "the echo after a wrong token is never answered");
+    assert.match(wrong[0].error!.message, /token of state\/core\/control\/endpoint\.json/);
+    await eventually(() => w.host.journal.query({ grep: "without the token" }).length === 2);
+
+    // a file others could read is refused: its token is no secret any more
+    await Deno.chmod(tcpFile, 0o644);
+    await assert.rejects(
+      ControlClient.connect(w.root),
+      (e) => e instanceof ControlError && /read by other users \(mode 644\)/.test(e.message),
+    );
+    await Deno.chmod(tcpFile, 0o600);
+    await c.close();
+    await w.endpoint.close();
+    await assert.rejects(Deno.lstat(tcpFile), Deno.errors.NotFound);
+  });
+});
+
+Deno.test("a host on TCP killed with SIGKILL leaves endpoint.json; front ends see no host, the next host removes it", async () => {
+  const root = await Deno.makeTempDir({ prefix: "sausage-control-" });
+  await initWorld(root);
+  await installPlugin(root, "probe", "probe");
+  const child = await startHeadless(root, { [TRANSPORT_ENV]: "tcp" });
+  try {
+    const echo = await run(["call", root, "probe.echo", '{"via": "tcp"}']);
+    assert.equal(echo.code, 0, echo.stderr);
+    assert.deepEqual(JSON.parse(echo.stdout), { via: "tcp" });
+    child.kill("SIGKILL");
+    await child.status;
+    const { tcpFile } = controlPaths({ coreStateDir: join(root, "state", "core") });
+    assert.ok((await Deno.lstat(tcpFile)).isFile, "the killed host left its endpoint's file");
+    assert.equal(await ControlClient.connect(root), null);
+    const oneShot = await run(["call", root, "probe.echo", '{"y": 2}', ...cache]);
+    assert.equal(oneShot.code, 0, oneShot.stderr);
+    await assert.rejects(Deno.lstat(tcpFile), Deno.errors.NotFound);
+  } finally {
     await Deno.remove(root, { recursive: true }).catch(() => {});
   }
 });

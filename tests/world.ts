@@ -115,8 +115,11 @@ export async function eventually(
   }
 }
 
-/** `sausage --headless root` in a subprocess, once its control endpoint listens. */
-export async function startHeadless(root: string): Promise<Deno.ChildProcess> {
+/** `sausage --headless root` in a subprocess (with `env` added), once its control endpoint listens. */
+export async function startHeadless(
+  root: string,
+  env: Record<string, string> = {},
+): Promise<Deno.ChildProcess> {
   const main = new URL("../main.ts", import.meta.url).pathname;
   const child = new Deno.Command(Deno.execPath(), {
     args: [
@@ -132,7 +135,7 @@ export async function startHeadless(root: string): Promise<Deno.ChildProcess> {
     stdin: "null",
     stdout: "null",
     stderr: "piped",
-    env: { NO_COLOR: "1" },
+    env: { NO_COLOR: "1", ...env },
   }).spawn();
   const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
   let seen = "";
