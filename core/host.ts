@@ -25,6 +25,7 @@ import type { SupervisionOptions } from "./supervision.ts";
 import { Upgrades } from "./upgrades.ts";
 import { PluginWatcher } from "./watcher.ts";
 import { cargoPlugin } from "./cargo/build.ts";
+import { McpServers } from "./mcp_servers/plugin.ts";
 import { installSdk } from "./cargo/sdk.ts";
 import { ClientCode } from "./cargo/client_code.ts";
 import { join } from "node:path";
@@ -101,6 +102,8 @@ export class Host {
   readonly activation: Activation;
   readonly clientCode: ClientCode;
   readonly upgrades: Upgrades;
+  /** The connections to the world's external MCP servers: the native plugin `mcp`. */
+  readonly mcpServers: McpServers;
   readonly router: Router;
   readonly core: CoreApi;
   /** The client for calls the core itself makes (services): parent `core`. */
@@ -179,6 +182,10 @@ export class Host {
     this.versions = new PluginVersions(world, this.cache, {
       onChange: (plugin, previous, next) => this.#versionChanged(plugin, previous, next),
     });
+    this.mcpServers = new McpServers({
+      configPath: world.agentConfigPath,
+      log: (line) => this.journal.event(null, "mcp", line),
+    });
     this.processes = new ProcessManager({
       world,
       versions: this.versions,
@@ -194,6 +201,7 @@ export class Host {
           cacheDir: options.cacheDir,
           runner: sausageCommand(["test", "--cache-dir", options.cacheDir]),
         }),
+        mcp: this.mcpServers.plugin(),
       },
     });
     this.discovery = new Discovery({
@@ -368,6 +376,7 @@ export class Host {
     this.clientCode.close();
     await this.#watcher?.close();
     await this.processes.shutdown();
+    await this.mcpServers.close();
     await this.discovered;
     this.pool.close();
     this.cache.close();

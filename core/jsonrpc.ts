@@ -53,6 +53,8 @@ export const ErrorCode = {
   ActivationRejected: -32003,
   /** `cargo.build` failed. */
   BuildFailed: -32004,
+  /** An external MCP server could not be reached, or its tool failed (`mcp.call`). */
+  McpServerFailed: -32005,
 } as const;
 
 /** An error that becomes a JSON-RPC error response. */

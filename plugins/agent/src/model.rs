@@ -13,8 +13,8 @@ use serde_json::Value;
 
 /// A tool as the model sees it.
 pub struct ToolSpec {
-    pub name: &'static str,
-    pub description: &'static str,
+    pub name: String,
+    pub description: String,
     /// A JSON Schema of the arguments.
     pub parameters: Value,
 }

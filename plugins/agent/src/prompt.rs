@@ -23,3 +23,15 @@ pub fn system(session: &str) -> String {
 - This conversation is the session `{session}`, kept in /state/agent/{session}/."
     )
 }
+
+/// What the system prompt adds when `mcp_servers` is set: where those tools come from, and what failed.
+pub fn mcp(tools: usize, problems: &[String]) -> String {
+    let mut text = format!(
+        "\n- The {tools} tools named mcp__<server>__<tool> are the tools of external MCP servers (mcp_servers in \
+         /config/agent.yaml); `call` of mcp.tools and mcp.call reaches them too."
+    );
+    for p in problems {
+        text.push_str(&format!("\n- An MCP server is not available: {p}"));
+    }
+    text
+}

@@ -4,6 +4,7 @@
 use crate::model::ToolSpec;
 use sausage_plugin::Ctx;
 use serde_json::{Value, json};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The most bytes of a result that go to the model.
@@ -32,10 +33,10 @@ pub fn specs() -> Vec<ToolSpec> {
     let path = json!({"type": "string", "description": "An absolute path in the world, for example /plugins/notes/source/src/main.rs"});
     vec![
         ToolSpec {
-            name: "call",
+            name: "call".into(),
             description: "Call a method: `<plugin>.<method>` starts a process of that plugin, `core.<method>` is the core \
                           API, `cargo.build` builds a plugin. Returns the result as JSON, or the error with its data \
-                          (for a failed build: the compiler's output).",
+                          (for a failed build: the compiler's output).".into(),
             parameters: json!({"type": "object", "properties": {
                 "method": {"type": "string", "description": "For example notes.add, cargo.build or core.activate"},
                 "params": {"type": "object", "description": "The params, by name (default {})"},
@@ -43,8 +44,8 @@ pub fn specs() -> Vec<ToolSpec> {
             }, "required": ["method"]}),
         },
         ToolSpec {
-            name: "read_file",
-            description: "Read a text file. Long files come in pieces: give `offset` (the first line, from 1) and `limit` (lines).",
+            name: "read_file".into(),
+            description: "Read a text file. Long files come in pieces: give `offset` (the first line, from 1) and `limit` (lines).".into(),
             parameters: json!({"type": "object", "properties": {
                 "path": path,
                 "offset": {"type": "integer", "minimum": 1, "description": "The first line to read (default 1)"},
@@ -52,17 +53,17 @@ pub fn specs() -> Vec<ToolSpec> {
             }, "required": ["path"]}),
         },
         ToolSpec {
-            name: "write_file",
-            description: "Write a whole file (its folders are made). Replaces the file in one step.",
+            name: "write_file".into(),
+            description: "Write a whole file (its folders are made). Replaces the file in one step.".into(),
             parameters: json!({"type": "object", "properties": {
                 "path": path,
                 "content": {"type": "string", "description": "The whole new content"},
             }, "required": ["path", "content"]}),
         },
         ToolSpec {
-            name: "edit_file",
+            name: "edit_file".into(),
             description: "Replace an exact piece of a file: `old_text` must occur exactly once (or set replace_all), \
-                          whitespace included. Read the file first.",
+                          whitespace included. Read the file first.".into(),
             parameters: json!({"type": "object", "properties": {
                 "path": path,
                 "old_text": {"type": "string", "description": "The text to replace, exactly as it is in the file"},
@@ -71,22 +72,22 @@ pub fn specs() -> Vec<ToolSpec> {
             }, "required": ["path", "old_text", "new_text"]}),
         },
         ToolSpec {
-            name: "list_dir",
-            description: "List a folder: names, with / after folders and the size of files.",
+            name: "list_dir".into(),
+            description: "List a folder: names, with / after folders and the size of files.".into(),
             parameters: json!({"type": "object", "properties": {"path": path}, "required": ["path"]}),
         },
         ToolSpec {
-            name: "copy_dir",
-            description: "Copy a folder with everything in it (except target/ folders of builds) to a new place.",
+            name: "copy_dir".into(),
+            description: "Copy a folder with everything in it (except target/ folders of builds) to a new place.".into(),
             parameters: json!({"type": "object", "properties": {
                 "from": path,
                 "to": {"type": "string", "description": "Where the copy goes; it must not exist yet"},
             }, "required": ["from", "to"]}),
         },
         ToolSpec {
-            name: "search",
+            name: "search".into(),
             description: "Search text files for a regular expression (Rust regex syntax). Returns `path:line: text` \
-                          for each match, at most 200. Skips /proc, target/ and hidden folders.",
+                          for each match, at most 200. Skips /proc, target/ and hidden folders.".into(),
             parameters: json!({"type": "object", "properties": {
                 "pattern": {"type": "string", "description": "A regular expression, for example `fn main` or `grace_seconds`"},
                 "path": {"type": "string", "description": "A file or folder to search (default /)"},
@@ -114,8 +115,58 @@ pub fn short_arguments(name: &str, arguments: &str) -> String {
     clip_line(&shown.unwrap_or_else(|| Value::Object(args.clone()).to_string()), 100)
 }
 
+/// The tools of the world's external MCP servers (`mcp.tools`), named
+/// `mcp__<server>__<tool>` for the model, and the server and tool each goes to.
+#[derive(Default)]
+pub struct McpTools {
+    pub specs: Vec<ToolSpec>,
+    routes: HashMap<String, (String, String)>,
+    /// What `mcp.tools` said of the servers it could not list, for the system prompt.
+    pub problems: Vec<String>,
+}
+
+/// The prefix of an MCP server's tool: `mcp__files__read_file`.
+pub const MCP_PREFIX: &str = "mcp__";
+
+impl McpTools {
+    /// Lists the tools now (the host starts the servers it must).
+    pub async fn load() -> McpTools {
+        let mut tools = McpTools::default();
+        let listed = match sausage_plugin::call("mcp.tools", json!({})).await {
+            Ok(v) => v,
+            Err(e) => {
+                tools.problems.push(format!("mcp.tools failed: {}", e.message()));
+                return tools;
+            }
+        };
+        for p in listed["problems"].as_array().into_iter().flatten() {
+            tools.problems.push(p.as_str().unwrap_or_default().to_string());
+        }
+        for t in listed["tools"].as_array().into_iter().flatten() {
+            let (Some(server), Some(tool)) = (t["server"].as_str(), t["name"].as_str()) else { continue };
+            // providers allow [a-zA-Z0-9_-]{1,64} in a tool's name
+            let clean: String = tool.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+            let name: String = format!("{MCP_PREFIX}{server}__{clean}").chars().take(64).collect();
+            if tools.routes.contains_key(&name) {
+                continue;
+            }
+            let description = format!(
+                "{} (the tool `{tool}` of the MCP server `{server}`)",
+                t["description"].as_str().unwrap_or("").trim()
+            );
+            let mut parameters = t["inputSchema"].clone();
+            if !parameters.is_object() {
+                parameters = json!({"type": "object", "properties": {}});
+            }
+            tools.routes.insert(name.clone(), (server.to_string(), tool.to_string()));
+            tools.specs.push(ToolSpec { name, description: description.trim_start().into(), parameters });
+        }
+        tools
+    }
+}
+
 /// Runs a tool. `ctx` gets the progress of a called process.
-pub async fn run(name: &str, arguments: &str, ctx: &Ctx) -> Outcome {
+pub async fn run(name: &str, arguments: &str, ctx: &Ctx, mcp: &McpTools) -> Outcome {
     let args: Value = match serde_json::from_str(arguments) {
         Ok(v @ Value::Object(_)) => v,
         Ok(_) => return fail(format!("the arguments of {name} must be a JSON object, not {arguments}")),
@@ -126,6 +177,10 @@ pub async fn run(name: &str, arguments: &str, ctx: &Ctx) -> Outcome {
             ));
         }
     };
+    if let Some((server, tool)) = mcp.routes.get(name) {
+        let params = json!({"method": "mcp.call", "params": {"server": server, "tool": tool, "arguments": args}});
+        return mcp_outcome(call(&params, ctx).await);
+    }
     let result = match name {
         "call" => return call(&args, ctx).await,
         "read_file" => read_file(&args),
@@ -136,7 +191,7 @@ pub async fn run(name: &str, arguments: &str, ctx: &Ctx) -> Outcome {
         "search" => search(&args),
         other => Err(format!(
             "there is no tool `{other}`: the tools are {}",
-            specs().iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+            specs().iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
         )),
     };
     match result {
@@ -213,6 +268,30 @@ async fn call(args: &Value, ctx: &Ctx) -> Outcome {
             fail(text)
         }
     }
+}
+
+/// An MCP result as the model reads it: the text of its content, and its structured content.
+fn mcp_outcome(outcome: Outcome) -> Outcome {
+    if !outcome.ok {
+        return outcome;
+    }
+    let Ok(result) = serde_json::from_str::<Value>(&outcome.content) else { return outcome };
+    let mut text: Vec<String> = result["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| match c["type"].as_str() {
+            Some("text") => c["text"].as_str().unwrap_or_default().to_string(),
+            Some(other) => format!("[{other} content]"),
+            None => c.to_string(),
+        })
+        .collect();
+    if let Some(structured) = result.get("structuredContent").filter(|v| !v.is_null()) {
+        text.push(format!("structuredContent: {structured}"));
+    }
+    let content = text.join("\n");
+    let summary = format!("ok, {}", clip_line(&content, 60));
+    ok(content, summary)
 }
 
 fn read_file(args: &Value) -> Result<Outcome, String> {

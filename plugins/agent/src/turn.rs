@@ -169,8 +169,14 @@ async fn steps(
     name: &str,
     started: sausage_plugin::wstd::time::Instant,
 ) -> Result<String> {
-    let specs = tools::specs();
-    let system = crate::prompt::system(name);
+    // the tools of external MCP servers are listed once a turn, so an edit of agent.yaml applies at the next message
+    let mut mcp = if config.mcp_servers { tools::McpTools::load().await } else { tools::McpTools::default() };
+    let mut system = crate::prompt::system(name);
+    if !mcp.specs.is_empty() || !mcp.problems.is_empty() {
+        system.push_str(&crate::prompt::mcp(mcp.specs.len(), &mcp.problems));
+    }
+    let mut specs = tools::specs();
+    specs.append(&mut mcp.specs);
     let overhead = (system.len() + specs.iter().map(|s| s.description.len() + s.parameters.to_string().len()).sum::<usize>()) as u64 / 4;
     let (mut input_tokens, mut output_tokens, mut model_calls) = (0u64, 0u64, 0u32);
     let mut last_call: Option<(String, Value)> = None;
@@ -311,7 +317,7 @@ async fn steps(
                 notify_step(ctx, name, &s);
                 t.session.commit(vec![("agent.op.v1", op_data), ("agent.step.v1", s)]).map_err(io)?;
             }
-            let outcome = tools::run(&call.name, &call.arguments, ctx).await;
+            let outcome = tools::run(&call.name, &call.arguments, ctx, &mcp).await;
             if is_stopping(&outcome) {
                 cancel(turn);
                 std::future::pending::<()>().await; // the process ends; no answer goes out
