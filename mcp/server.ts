@@ -29,6 +29,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   type CallToolRequest,
   CallToolRequestSchema,
+  CompleteRequestSchema,
   ErrorCode,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
@@ -37,10 +38,26 @@ import {
   ReadResourceRequestSchema,
   type ServerNotification,
   type ServerRequest,
+  SetLevelRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { type HostView, type PluginWatch, ViewError, watchPlugins } from "../core/host_view.ts";
 import { readResource, RESOURCE_TEMPLATES, ResourceError, resourceList } from "./resources.ts";
+import { completePath, Subscriptions } from "./subscriptions.ts";
 import { CARGO, ToolCatalog, UnknownToolError } from "./tools.ts";
+
+/** MCP's levels of a log message, least severe first. */
+const LOG_LEVELS = [
+  "debug",
+  "info",
+  "notice",
+  "warning",
+  "error",
+  "critical",
+  "alert",
+  "emergency",
+] as const;
 
 /** The error code MCP gives a resource that does not exist. */
 const RESOURCE_NOT_FOUND = -32002;
@@ -91,7 +108,12 @@ export function createMcpServer(
   const mcp = new McpServer(
     { name: "sausage", title: "Sausage", version: "0.1.0" },
     {
-      capabilities: { tools: { listChanged: true }, resources: { listChanged: true } },
+      capabilities: {
+        tools: { listChanged: true },
+        resources: { listChanged: true, subscribe: true },
+        logging: {},
+        completions: {},
+      },
       instructions: instructions(view),
     },
   );
@@ -119,12 +141,17 @@ export function createMcpServer(
     let progress = 0;
     let sent: Promise<void> = Promise.resolve();
     const onNotify = token === undefined ? undefined : (name: string, params: unknown) => {
+      // a notify that counts itself ({"progress", "total"?}) keeps its figures; others are counted
+      const own = params as { progress?: unknown; total?: unknown } | undefined;
+      const counted = typeof own?.progress === "number" && own.progress > progress;
+      progress = counted ? own!.progress as number : progress + 1;
       const message = `${name} ${JSON.stringify(params) ?? ""}`.trimEnd();
       const notification = extra.sendNotification({
         method: "notifications/progress",
         params: {
           progressToken: token,
-          progress: ++progress,
+          progress,
+          ...(counted && typeof own?.total === "number" ? { total: own.total } : {}),
           message: message.length > 1000 ? `${message.slice(0, 999)}…` : message,
         },
       }).catch(() => {});
@@ -173,6 +200,43 @@ export function createMcpServer(
     }
   });
 
+  // the level the client asked for (logging/setLevel); world changes go out as `info`
+  let logLevel: (typeof LOG_LEVELS)[number] = "info";
+  const tell = (level: (typeof LOG_LEVELS)[number], data: string) => {
+    if (!initialized || LOG_LEVELS.indexOf(level) < LOG_LEVELS.indexOf(logLevel)) return;
+    server.sendLoggingMessage({ level, logger: "sausage", data }).catch(() => {});
+  };
+  server.setRequestHandler(SetLevelRequestSchema, (request) => {
+    logLevel = request.params.level;
+    return {};
+  });
+
+  const subscriptions = new Subscriptions(view, (uri) => {
+    server.sendResourceUpdated({ uri }).catch(() => {});
+  }, options.watchIntervalMs);
+  server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+    try {
+      await subscriptions.add(request.params.uri);
+    } catch (e) {
+      throw rpcError(ErrorCode.InvalidParams, (e as Error).message, { uri: request.params.uri });
+    }
+    return {};
+  });
+  server.setRequestHandler(UnsubscribeRequestSchema, (request) => {
+    subscriptions.remove(request.params.uri);
+    return {};
+  });
+
+  // the template's path completes from the world's folders; there are no prompts
+  server.setRequestHandler(CompleteRequestSchema, async (request) => {
+    const { ref, argument } = request.params;
+    const values = ref.type === "ref/resource" && ref.uri === RESOURCE_TEMPLATES[0].uriTemplate &&
+        argument.name === "path"
+      ? await completePath(view, argument.value).catch(() => [])
+      : [];
+    return { completion: { values, total: values.length, hasMore: false } };
+  });
+
   /** After a change in the world: tell the client what changed for it. */
   const changed = async () => {
     tools.invalidate();
@@ -184,6 +248,7 @@ export function createMcpServer(
         if (list !== lastTools) {
           lastTools = list;
           await server.sendToolListChanged();
+          tell("info", "the world's plugins changed: tools/list has their new tools");
         }
       }
       if (lastPlugins !== undefined) {
@@ -207,6 +272,7 @@ export function createMcpServer(
   };
   server.onclose = () => {
     watch?.close();
+    subscriptions.close();
     closed.resolve();
   };
 
@@ -222,6 +288,7 @@ export function createMcpServer(
     closed: closed.promise,
     async close() {
       watch?.close();
+      subscriptions.close();
       await mcp.close();
       closed.resolve();
     },

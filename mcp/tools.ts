@@ -27,6 +27,11 @@ import {
 
 /** The built-in plugin whose `build` is listed with the core tools. */
 export const CARGO = "cargo";
+/**
+ * The core's plugin of the world's own MCP servers (PROTOCOL 13.2): they are
+ * the agent's tools, so a client sees them only when it names `mcp`.
+ */
+export const MCP_SERVERS = "mcp";
 
 /** The longest tool name many clients accept. */
 const MAX_TOOL_NAME = 64;
@@ -139,7 +144,7 @@ export class ToolCatalog {
   /** The plugins whose methods are tools, in their order (cargo is with the core). */
   async plugins(): Promise<string[]> {
     const present = await this.#view.plugins();
-    if (this.#only === undefined) return present.filter((p) => p !== CARGO);
+    if (this.#only === undefined) return present.filter((p) => p !== CARGO && p !== MCP_SERVERS);
     const set = new Set(present);
     return [...new Set(this.#only)].filter((p) => p !== CARGO && set.has(p));
   }
@@ -223,7 +228,8 @@ export class ToolCatalog {
       }
       const result = response.result;
       const content = structured(result, entry.resultForm);
-      const text = JSON.stringify(result) ?? "null";
+      // a text result is the text itself; any other is its JSON
+      const text = typeof result === "string" ? result : JSON.stringify(result) ?? "null";
       if (entry.tool.outputSchema) {
         const wrong = this.#validator.problem(
           entry.tool.outputSchema as JsonObject,

@@ -41,10 +41,10 @@ Deno.test("/proc/core has PROTOCOL.md, the graph, locks.json and a folder per pl
   ]);
   const protocol = await read(w, "/proc/core/PROTOCOL.md");
   assert.match(String(protocol.text), /^# The Sausage protocol/);
-  assert.deepEqual(await list(w, "/proc/core/plugins"), ["cargo", "probe"]);
+  assert.deepEqual(await list(w, "/proc/core/plugins"), ["cargo", "mcp", "probe"]);
   assert.deepEqual(await list(w, "/proc/core/plugins/probe"), ["client.rs", "discover.json"]);
   const graph = JSON.parse(String((await read(w, "/proc/core/graph.json")).text));
-  assert.deepEqual(Object.keys(graph.plugins).sort(), ["cargo", "probe"]); // cargo is built in
+  assert.deepEqual(Object.keys(graph.plugins).sort(), ["cargo", "mcp", "probe"]); // cargo and mcp are built in
   assert.match(String((await read(w, "/proc/core/graph.dot")).text), /digraph world/);
 });
 

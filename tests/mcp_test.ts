@@ -21,14 +21,13 @@ import {
   type TextResourceContents,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { sha256Hex } from "../core/components/cache.ts";
 import { ControlClient } from "../core/control_client.ts";
 import { LocalHostView } from "../core/host_view.ts";
 import { initWorld } from "../core/init.ts";
 import { exposedPlugins, McpConfigError } from "../mcp/config.ts";
 import { createMcpServer } from "../mcp/server.ts";
 import { testPlugin } from "./setup.ts";
-import { eventually, startHeadless, startWorld, TEST_CACHE_DIR } from "./world.ts";
+import { eventually, probeAnswering, startHeadless, startWorld, TEST_CACHE_DIR } from "./world.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
 
@@ -74,17 +73,6 @@ const PROBE_DOCUMENT = {
     },
   },
 };
-
-/** The probe with a custom section named after `document`: a version of its own. */
-async function probeAnswering(document: unknown): Promise<Uint8Array> {
-  const text = JSON.stringify(document);
-  const bytes = await Deno.readFile(await testPlugin("probe"));
-  const tag = new TextEncoder().encode(
-    (await sha256Hex(new TextEncoder().encode(text))).slice(0, 32),
-  );
-  const payload = [tag.length, ...tag];
-  return new Uint8Array([...bytes, 0, payload.length, ...payload]);
-}
 
 /** A world with the probe answering `document`, and notes_v1 staged in /state/builds. */
 async function makeWorld(document: unknown = PROBE_DOCUMENT): Promise<string> {

@@ -9,6 +9,7 @@ import type { Client } from "../core/client.ts";
 import { Host, type HostOptions } from "../core/host.ts";
 import type { Response } from "../core/jsonrpc.ts";
 import { initWorld } from "../core/init.ts";
+import { sha256Hex } from "../core/components/cache.ts";
 import { testPlugin } from "./setup.ts";
 
 /** The component cache shared by all tests (transpiles survive between runs). */
@@ -147,4 +148,19 @@ export async function startHeadless(
   reader.releaseLock();
   child.stderr.cancel().catch(() => {});
   return child;
+}
+
+/**
+ * The probe with a custom section named after `document`: a version of its
+ * own, so the discovery cache (keyed by version) holds this document for it.
+ * Give the probe the document itself in `/state/probe-discover.json`.
+ */
+export async function probeAnswering(document: unknown): Promise<Uint8Array> {
+  const text = JSON.stringify(document);
+  const bytes = await Deno.readFile(await testPlugin("probe"));
+  const tag = new TextEncoder().encode(
+    (await sha256Hex(new TextEncoder().encode(text))).slice(0, 32),
+  );
+  const payload = [tag.length, ...tag];
+  return new Uint8Array([...bytes, 0, payload.length, ...payload]);
 }

@@ -1,0 +1,152 @@
+/**
+ * MCP over Streamable HTTP (PROTOCOL section 13.1): the server of
+ * `server.ts` for clients that reach the host's HTTP server at `/mcp`
+ * instead of starting `sausage mcp`. Each MCP session (`Mcp-Session-Id`) is
+ * one front end with its own {@linkcode HostView}: what it called stops when
+ * it ends (a DELETE, 30 idle minutes, or the host's stop).
+ *
+ * The token and `Origin` rules are the HTTP server's; this module sees only
+ * requests that passed them.
+ *
+ * @module
+ */
+// @ts-types="@modelcontextprotocol/sdk/server/webStandardStreamableHttp"
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { HostView } from "../core/host_view.ts";
+import { createMcpServer, type SausageMcpServer } from "./server.ts";
+
+/** Sessions at once; one more is refused with 503 until one ends. */
+export const MAX_SESSIONS = 100;
+/** A session that sends nothing for this long is closed. */
+export const SESSION_IDLE_MS = 30 * 60_000;
+/** The largest request body (a JSON-RPC message, as on every other wire: PROTOCOL 3.1). */
+export const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+/** Options of {@linkcode McpHttp}. */
+export interface McpHttpOptions {
+  /** Which plugins' methods are tools (default: `/config/mcp.yaml`, else all). */
+  plugins?: string[];
+  /** Lines for the person running the host. */
+  log?: (text: string) => void;
+  /** How often the server looks for changed plugins (ms; tests shorten it). */
+  watchIntervalMs?: number;
+}
+
+interface Session {
+  transport: WebStandardStreamableHTTPServerTransport;
+  server: SausageMcpServer;
+  view: HostView;
+  lastSeen: number;
+}
+
+/**
+ * The `/mcp` endpoint: a handler of requests for the host's HTTP server.
+ *
+ * @example
+ * ```ts
+ * import type { Host } from "../core/host.ts";
+ * import { LocalHostView } from "../core/host_view.ts";
+ * declare const host: Host;
+ * const mcp = new McpHttp(() => new LocalHostView(host));
+ * Deno.serve({ port: 8080 }, (req) => mcp.handle(req));
+ * // … at the end
+ * await mcp.close();
+ * ```
+ */
+export class McpHttp {
+  readonly #openView: () => HostView;
+  readonly #options: McpHttpOptions;
+  readonly #sessions = new Map<string, Session>();
+  readonly #sweep: ReturnType<typeof setInterval>;
+  #closed = false;
+
+  /** `openView` gives each new session its own view of the host. */
+  constructor(openView: () => HostView, options: McpHttpOptions = {}) {
+    this.#openView = openView;
+    this.#options = options;
+    this.#sweep = setInterval(() => this.#closeIdle(), 60_000);
+    // the SDK brings Node's types, where a timer is an object; Deno's is a number
+    Deno.unrefTimer(this.#sweep as unknown as number);
+  }
+
+  /** How many sessions are open. */
+  get sessions(): number {
+    return this.#sessions.size;
+  }
+
+  /** Answers one request to `/mcp` (POST, GET for the event stream, DELETE to end a session). */
+  async handle(request: Request): Promise<Response> {
+    if (this.#closed) return problem(503, "the host is stopping");
+    const id = request.headers.get("mcp-session-id");
+    if (id !== null) {
+      const session = this.#sessions.get(id);
+      // the specification: an unknown or ended session is 404, and the client starts a new one
+      if (!session) return problem(404, "no such MCP session: initialize a new one", -32001);
+      session.lastSeen = Date.now();
+      return await session.transport.handleRequest(request);
+    }
+    if (request.method !== "POST") {
+      return problem(400, "no Mcp-Session-Id: a session starts with a POST of initialize");
+    }
+    if (this.#sessions.size >= MAX_SESSIONS) {
+      return problem(503, `${MAX_SESSIONS} MCP sessions are open: end one (DELETE) first`);
+    }
+    return await this.#start(request);
+  }
+
+  async #start(request: Request): Promise<Response> {
+    const view = this.#openView();
+    const server = createMcpServer(view, {
+      plugins: this.#options.plugins,
+      log: this.#options.log,
+      watchIntervalMs: this.#options.watchIntervalMs,
+    });
+    let session: Session | undefined;
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      maxRequestBodySize: MAX_BODY_BYTES, // declared or streamed: 413 before anything is parsed
+      onsessioninitialized: (id) => {
+        session = { transport, server, view, lastSeen: Date.now() };
+        this.#sessions.set(id, session);
+      },
+      onsessionclosed: (id) => {
+        this.#end(id, "the MCP client ended its session");
+      },
+    });
+    await server.connect(transport);
+    const response = await transport.handleRequest(request);
+    if (!session) {
+      // not an initialize (or a refused one): nothing stays open
+      await server.close();
+      await view.close("the MCP request did not start a session");
+    }
+    return response;
+  }
+
+  async #end(id: string, why: string): Promise<void> {
+    const session = this.#sessions.get(id);
+    if (!session) return;
+    this.#sessions.delete(id);
+    await session.server.close().catch(() => {});
+    await session.view.close(why);
+  }
+
+  #closeIdle(): void {
+    const now = Date.now();
+    for (const [id, s] of this.#sessions) {
+      if (now - s.lastSeen > SESSION_IDLE_MS) this.#end(id, "the MCP session was idle 30 minutes");
+    }
+  }
+
+  /** Ends every session (stopping what each called). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#sweep);
+    await Promise.all([...this.#sessions.keys()].map((id) => this.#end(id, "the host stops")));
+  }
+}
+
+/** A JSON-RPC error in an HTTP answer, as the SDK's transport gives its own. */
+function problem(status: number, message: string, code = -32000): Response {
+  return Response.json({ jsonrpc: "2.0", id: null, error: { code, message } }, { status });
+}

@@ -1,0 +1,208 @@
+/**
+ * MCP over Streamable HTTP (`mcp/http.ts`, PROTOCOL section 13.1): the
+ * official SDK's client against a real HTTP server on loopback, over a
+ * world with real plugins.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import {
+  type CallToolResult,
+  LoggingMessageNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { LocalHostView } from "../core/host_view.ts";
+import { MAX_SESSIONS, McpHttp } from "../mcp/http.ts";
+import { testPlugin } from "./setup.ts";
+import { eventually, probeAnswering, startWorld, type TestWorld } from "./world.ts";
+
+/** The methods of the probe that these tests call (it answers rpc.discover with this file). */
+const PROBE_DOCUMENT = {
+  openrpc: "1.2.6",
+  info: { title: "probe", version: "http" },
+  methods: ["echo", "fail", "linger"].map((name) => ({ name, params: [] })).concat([{
+    name: "progress",
+    params: [{ name: "count", required: true, schema: { type: "integer" } }] as never[],
+  }]),
+};
+
+/** A world with the probe, and `/mcp` served on a port of loopback. */
+async function served(): Promise<
+  TestWorld & { url: URL; mcp: McpHttp; [Symbol.asyncDispose](): Promise<void> }
+> {
+  const w = await startWorld({
+    wasm: { probe: await probeAnswering(PROBE_DOCUMENT) },
+    files: { "state/probe-discover.json": JSON.stringify(PROBE_DOCUMENT) },
+  });
+  await Deno.mkdir(join(w.root, "state", "builds"), { recursive: true });
+  await Deno.copyFile(await testPlugin("notes_v1"), join(w.root, "state", "builds", "notes.wasm"));
+  const mcp = new McpHttp(() => new LocalHostView(w.host), { watchIntervalMs: 100 });
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    (req) =>
+      new URL(req.url).pathname === "/mcp" ? mcp.handle(req) : new Response("", { status: 404 }),
+  );
+  const url = new URL(`http://127.0.0.1:${server.addr.port}/mcp`);
+  const dispose = w[Symbol.asyncDispose].bind(w);
+  return Object.assign(w, {
+    url,
+    mcp,
+    async [Symbol.asyncDispose]() {
+      await mcp.close();
+      await server.shutdown();
+      await dispose();
+    },
+  });
+}
+
+async function connect(
+  url: URL,
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  const client = new Client({ name: "sausage-http-test", version: "1.0.0" });
+  const transport = new StreamableHTTPClientTransport(url);
+  await client.connect(transport);
+  return { client, transport };
+}
+
+Deno.test("MCP over Streamable HTTP: tools, a call, isError, progress, list_changed, and the end of a session", async () => {
+  await using w = await served();
+  const { client, transport } = await connect(w.url);
+  try {
+    assert.ok(transport.sessionId, "the server gave a session");
+    assert.equal(w.mcp.sessions, 1);
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    assert.ok(names.includes("core_activate") && names.includes("probe_echo"), names.join(", "));
+
+    const echo = await client.callTool({ name: "probe_echo", arguments: { a: 1 } });
+    assert.deepEqual(echo.structuredContent, { a: 1 });
+    const failed = await client.callTool({ name: "probe_fail", arguments: {} }) as CallToolResult;
+    assert.equal(failed.isError, true);
+    assert.match(JSON.stringify(failed.content), /probe failed on purpose/);
+
+    const progress: number[] = [];
+    await client.callTool({ name: "probe_progress", arguments: { count: 3 } }, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+    });
+    assert.deepEqual(progress, [1, 2, 3]);
+
+    // an activation by someone else: the session's event stream gets list_changed
+    let changes = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changes++;
+    });
+    await w.call("core.activate", { plugin: "notes", wasm: "/state/builds/notes.wasm" });
+    await eventually(() => changes > 0, 10_000);
+    assert.ok((await client.listTools()).tools.some((t) => t.name === "notes_add"));
+
+    // a session that ends stops what it called
+    await client.callTool({ name: "probe_linger", arguments: {} });
+    assert.equal(w.host.processes.list().filter((p) => p.method === "linger").length, 1);
+    await transport.terminateSession();
+    await eventually(() => w.mcp.sessions === 0);
+    await eventually(() => w.host.processes.list().length === 0);
+  } finally {
+    await client.close();
+  }
+});
+
+Deno.test("MCP over HTTP: an unknown session, a request that does not initialize, a body over 16 MiB, too many sessions", async () => {
+  await using w = await served();
+  const post = (body: string, headers: Record<string, string> = {}) =>
+    fetch(w.url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        ...headers,
+      },
+      body,
+    });
+  const unknown = await post('{"jsonrpc":"2.0","id":1,"method":"tools/list"}', {
+    "mcp-session-id": "nope",
+  });
+  assert.equal(unknown.status, 404);
+  assert.match((await unknown.json()).error.message, /no such MCP session/);
+
+  const notInit = await post('{"jsonrpc":"2.0","id":1,"method":"tools/list"}');
+  assert.equal(notInit.status, 400);
+  await notInit.body?.cancel();
+  assert.equal(w.mcp.sessions, 0, "nothing stays open after a refused request");
+
+  const get = await fetch(w.url);
+  assert.equal(get.status, 400);
+  await get.body?.cancel();
+
+  const huge = await post(
+    '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"' + "a".repeat(17 << 20) + '"}}',
+  );
+  assert.equal(huge.status, 413);
+  await huge.body?.cancel();
+
+  const malformed = await post("{not json");
+  assert.equal(malformed.status, 400);
+  assert.match(JSON.stringify(await malformed.json()), /Parse error/i);
+
+  const clients: Client[] = [];
+  try {
+    for (let i = 0; i < MAX_SESSIONS; i++) clients.push((await connect(w.url)).client);
+    assert.equal(w.mcp.sessions, MAX_SESSIONS);
+    await assert.rejects(connect(w.url), /503|sessions are open/);
+  } finally {
+    await Promise.all(clients.map((c) => c.close()));
+  }
+  // the host is unharmed
+  assert.deepEqual(await w.call("probe.echo", { still: "up" }), { still: "up" });
+});
+
+Deno.test("MCP over HTTP: a subscribed world file reports its changes; paths complete; the log level filters", async () => {
+  await using w = await served();
+  const { client } = await connect(w.url);
+  try {
+    const updated: string[] = [];
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      updated.push(n.params.uri);
+    });
+    const uri = "sausage:///state/watched.txt";
+    assert.deepEqual(await client.subscribeResource({ uri }), {});
+    // it need not exist yet: its appearance is a change
+    await Deno.writeTextFile(join(w.root, "state", "watched.txt"), "one");
+    await eventually(() => updated.length === 1, 10_000);
+    await Deno.writeTextFile(join(w.root, "state", "watched.txt"), "two");
+    await eventually(() => updated.length === 2, 10_000);
+    assert.deepEqual(updated, [uri, uri]);
+    await client.unsubscribeResource({ uri });
+    await Deno.writeTextFile(join(w.root, "state", "watched.txt"), "three");
+    await new Promise((r) => setTimeout(r, 400));
+    assert.equal(updated.length, 2, "no news after unsubscribe");
+    await assert.rejects(client.subscribeResource({ uri: "test://other" }), /not a world file/);
+
+    const done = await client.complete({
+      ref: { type: "ref/resource", uri: "sausage:///{+path}" },
+      argument: { name: "path", value: "/sta" },
+    });
+    assert.deepEqual(done.completion.values, ["/state/"]);
+    const nested = await client.complete({
+      ref: { type: "ref/resource", uri: "sausage:///{+path}" },
+      argument: { name: "path", value: "/state/wat" },
+    });
+    assert.deepEqual(nested.completion.values, ["/state/watched.txt"]);
+
+    // world changes come as info messages, unless the client asked for less
+    const messages: string[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      messages.push(String(n.params.data));
+    });
+    await client.listTools();
+    await client.setLoggingLevel("info");
+    await w.call("core.activate", { plugin: "notes", wasm: "/state/builds/notes.wasm" });
+    await eventually(() => messages.length === 1, 10_000);
+    assert.match(messages[0], /plugins changed/);
+  } finally {
+    await client.close();
+  }
+});
