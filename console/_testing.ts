@@ -17,6 +17,8 @@ export interface CommandsOn {
   printed: string[];
   /** Runs a line and returns what it printed. */
   output(line: string): Promise<string>;
+  /** The commands themselves. */
+  commands: Commands;
 }
 
 /** Commands on a test world, printing without colours. */
@@ -31,6 +33,7 @@ export function commandsOn(w: TestWorld): CommandsOn {
   return {
     run,
     printed,
+    commands,
     async output(line) {
       const from = printed.length;
       await run(line);

@@ -6,7 +6,7 @@
  * @module
  */
 import { type HostView, ViewError, worldPaths } from "../core/host_view.ts";
-import { ErrorCode, type ErrorObject, type Response } from "../core/jsonrpc.ts";
+import { ErrorCode, type ErrorObject, type Id, type Response } from "../core/jsonrpc.ts";
 import type { Entry } from "../core/journal.ts";
 import { CORE } from "../core/names.ts";
 import { formatFile, formatListing } from "./file_text.ts";
@@ -29,8 +29,14 @@ import {
   indent,
   type Style,
 } from "./format.ts";
-import { formatActivated, formatMethods } from "./methods.ts";
+import { exampleParams } from "./discovered.ts";
+import { formatGraph, type GraphFile } from "./graph.ts";
+import { renderMarkdown } from "./markdown.ts";
+import { type ActivationReport, formatActivated, formatMethods } from "./methods.ts";
 import { activateParams, CHAT_METHOD, type Command, resolvePid } from "./parse.ts";
+
+/** The code of a call whose process ended without an answer (PROTOCOL 3.9). */
+const PROCESS_ENDED = -32002;
 
 /** The largest JSON file the console reads: the largest message (PROTOCOL 3.1). */
 const MAX_JSON_BYTES = 16 * 1024 * 1024;
@@ -49,6 +55,14 @@ export interface CommandsOptions {
    * it). Without it, progress notifications print like any other.
    */
   status?: (text: string | null) => void;
+  /** Draw the agent's answers from Markdown (with colours; see `markdown.ts`). */
+  markdown?: boolean;
+  /**
+   * Shows long output (`cat`, `log`, `history`, `graph`): through a pager
+   * when it is longer than the screen. Without it, long output prints like
+   * any other.
+   */
+  page?: (text: string) => Promise<void>;
 }
 
 /** A call in flight. */
@@ -56,6 +70,22 @@ interface InFlight {
   label: string;
   /** Another call ran at the same time: its output carries the label. */
   shared: boolean;
+  /** The ID of the request, once sent (for {@linkcode HostView.cancel}). */
+  id?: Id;
+  /** The person stopped it (Ctrl-C): its answer is shown as stopped. */
+  stopped: boolean;
+  /** The process that was stopped. */
+  pid?: string | null;
+}
+
+/** A call that {@linkcode Commands.stopCalls} stopped. */
+export interface StoppedCall {
+  /** The line that started it, shortened. */
+  label: string;
+  /** The process that was stopped; null when it had none any more (it was ending). */
+  pid: string | null;
+  /** It had been stopped before and still ran: it was killed. */
+  killed: boolean;
 }
 
 /** Renders a successful result. */
@@ -71,6 +101,8 @@ export class Commands {
   readonly #style: Style;
   readonly #print: Print;
   readonly #status?: (text: string | null) => void;
+  readonly #markdown: boolean;
+  readonly #page?: (text: string) => Promise<void>;
   readonly #inFlight = new Set<InFlight>();
 
   constructor(options: CommandsOptions) {
@@ -78,6 +110,8 @@ export class Commands {
     this.#style = options.style;
     this.#print = options.print;
     this.#status = options.status;
+    this.#markdown = options.markdown ?? false;
+    this.#page = options.page;
     this.#view.onNotification = (message) => {
       this.#print(formatUnsolicited(message.method, message.params, this.#style));
     };
@@ -86,6 +120,35 @@ export class Commands {
   /** How many calls are waiting for an answer. */
   get inFlight(): number {
     return this.#inFlight.size;
+  }
+
+  /**
+   * Stops every call of this console that waits for an answer (an agent's
+   * turn included: the agent journals it as cancelled): its process gets
+   * EOF, and is killed 5 s later if it has not ended. A call stopped before
+   * whose process still runs is killed now. Gives what was stopped; the
+   * answers then print as stopped.
+   */
+  async stopCalls(): Promise<StoppedCall[]> {
+    const stopped: StoppedCall[] = [];
+    for (const call of [...this.#inFlight]) {
+      if (call.id === undefined) continue;
+      if (!call.stopped) {
+        call.stopped = true;
+        call.pid = await this.#view.cancel(call.id).catch(() => null);
+        stopped.push({ label: call.label, pid: call.pid, killed: false });
+      } else if (call.pid) {
+        await this.#view.request("core.kill", { pid: call.pid }).catch(() => {});
+        stopped.push({ label: call.label, pid: call.pid, killed: true });
+      }
+    }
+    return stopped;
+  }
+
+  /** Prints output that may be long: through the pager when there is one. */
+  async #printLong(text: string): Promise<void> {
+    if (this.#page) await this.#page(text);
+    else this.#print(text);
   }
 
   /** Runs a command typed as `line`; resolves when its output was printed. */
@@ -98,8 +161,24 @@ export class Commands {
       case "help":
         this.#print(formatHelp(style));
         return;
-      case "invalid":
-        this.#print(formatUsage(command.message, command.example, style));
+      case "invalid": {
+        const example = command.method === undefined
+          ? command.example
+          : `${command.method} ${await this.#exampleParams(command.method)}`;
+        this.#print(formatUsage(command.message, example, style));
+        return;
+      }
+      case "suggest":
+        this.#print(indent(
+          `${style.bold(`did you mean \`${command.command}\`?`)} ${
+            style.dim(
+              `(${command.typed} is not a command; to send it to the agent, add a word or a ?)`,
+            )
+          }`,
+        ));
+        return;
+      case "graph":
+        await this.#printLong(formatGraph(await this.#graph(), style));
         return;
       case "ps":
         this.#print(await this.#ps());
@@ -116,7 +195,7 @@ export class Commands {
           line,
           CHAT_METHOD,
           { text: command.text },
-          (result, label) => chatAnswer(result, label, style),
+          (result, label) => chatAnswer(result, label, style, this.#markdown),
           (error) => {
             if (error.code === ErrorCode.NoSuchPlugin) return NO_AGENT_HINT;
             // the agent names the file as a process sees it; a person edits it on the host
@@ -130,12 +209,19 @@ export class Commands {
         const params: Record<string, unknown> = { limit: command.limit };
         if (command.plugin !== undefined) params.plugin = command.plugin;
         if (command.pid !== undefined) params.pid = command.pid;
-        return await this.#request(line, "core.log", params, (result, label) => {
-          const entries = (result as { entries?: Entry[] } | null)?.entries;
-          if (!Array.isArray(entries)) return formatResult(result, { label, style });
-          const text = formatLog(entries, { showPid: command.pid === undefined, style });
-          return label === undefined ? text : `${style.bold(`${label} →`)}\n${text}`;
-        });
+        return await this.#request(
+          line,
+          "core.log",
+          params,
+          (result, label) => {
+            const entries = (result as { entries?: Entry[] } | null)?.entries;
+            if (!Array.isArray(entries)) return formatResult(result, { label, style });
+            const text = formatLog(entries, { showPid: command.pid === undefined, style });
+            return label === undefined ? text : `${style.bold(`${label} →`)}\n${text}`;
+          },
+          undefined,
+          true,
+        );
       }
       case "sessions":
         return await this.#request(line, "agent.sessions", {}, (result, label) => {
@@ -157,11 +243,18 @@ export class Commands {
       case "history": {
         const params: Record<string, unknown> = { limit: command.limit };
         if (command.session !== undefined) params.session = command.session;
-        return await this.#request(line, "agent.history", params, (result, label) => {
-          if (!Array.isArray(result)) return formatResult(result, { label, style });
-          const text = formatHistory(result as HistoryStep[], { style });
-          return label === undefined ? text : `${style.bold(`${label} →`)}\n${text}`;
-        });
+        return await this.#request(
+          line,
+          "agent.history",
+          params,
+          (result, label) => {
+            if (!Array.isArray(result)) return formatResult(result, { label, style });
+            const text = formatHistory(result as HistoryStep[], { style });
+            return label === undefined ? text : `${style.bold(`${label} →`)}\n${text}`;
+          },
+          undefined,
+          true,
+        );
       }
       case "reset":
         return await this.#request(
@@ -187,7 +280,7 @@ export class Commands {
         this.#print(await this.#ls(command.path, command.long));
         return;
       case "cat":
-        this.#print(await this.#cat(command.path));
+        await this.#printLong(await this.#cat(command.path));
         return;
       case "stop":
       case "kill": {
@@ -231,15 +324,24 @@ export class Commands {
       if (typeof result !== "object" || result === null) {
         return formatResult(result, { label, style });
       }
+      // a plugin's name never has `$`: `$report` is what the answer says beside the documents
+      const { $report: report, ...documents } = result as Record<string, unknown>;
       const after = new Map<string, string | null>();
-      for (const plugin of Object.keys(result)) after.set(plugin, await this.#view.version(plugin));
+      for (const plugin of Object.keys(documents)) {
+        after.set(plugin, await this.#view.version(plugin));
+      }
       const text = formatActivated(
-        Object.entries(result).map(([plugin, document]) => ({
+        Object.entries(documents).map(([plugin, document]) => ({
           plugin,
           document,
           changed: before.get(plugin) !== after.get(plugin),
         })),
-        { reverted: command.kind === "revert", force: command.force, style },
+        {
+          reverted: command.kind === "revert",
+          force: command.force,
+          report: report as ActivationReport | undefined,
+          style,
+        },
       );
       return label === undefined ? text : `${style.bold(`${label} →`)}\n${text}`;
     });
@@ -285,6 +387,20 @@ export class Commands {
       Object.entries(imports).map(([provider, i]) => [provider, i.status]),
     );
     return formatMethods(plugin, discovered, { style, importStatus });
+  }
+
+  /**
+   * Example params of a method, from its plugin's `rpc.discover` document
+   * (`{"plugin": "notes"}` for `cargo.build`); `{}` when it is not known.
+   */
+  async #exampleParams(method: string): Promise<string> {
+    const plugin = method.slice(0, method.indexOf("."));
+    try {
+      const document = await this.#readJson(`/proc/core/plugins/${plugin}/discover.json`);
+      return exampleParams(document, method.slice(plugin.length + 1)) ?? "{}";
+    } catch {
+      return "{}";
+    }
   }
 
   /** `graph.json`, or nothing when it cannot be read (the graph is then not shown). */
@@ -343,9 +459,14 @@ export class Commands {
     params: Record<string, unknown>,
     render: Render,
     hint?: (error: ErrorObject) => string | undefined,
+    long = false,
   ): Promise<void> {
     const style = this.#style;
-    const call: InFlight = { label: callLabel(line), shared: this.#inFlight.size > 0 };
+    const call: InFlight = {
+      label: callLabel(line),
+      shared: this.#inFlight.size > 0,
+      stopped: false,
+    };
     for (const other of this.#inFlight) other.shared = true;
     this.#inFlight.add(call);
     const label = () => call.shared ? call.label : undefined;
@@ -356,10 +477,11 @@ export class Commands {
         const chat = method === "agent.chat";
         let streamed = "";
         response = await this.#view.request(method, params, {
+          onId: (id) => call.id = id,
           onNotify: (name, p) => {
             if (chat && name === "text") {
               streamed += String((p as { text?: unknown } | null)?.text ?? "");
-              this.#status?.(style.dim(lastLine(streamed)));
+              this.#status?.(lastLines(streamed).map((l) => style.dim(l)).join("\n"));
             } else if (chat && name === "step") {
               const blocks = (p as { blocks?: string[] } | null)?.blocks ?? [];
               if (blocks.includes("toolRequest")) {
@@ -368,10 +490,7 @@ export class Commands {
               } else if (blocks.includes("text")) {
                 // a message before tool calls: it streamed on the progress line, now it stays
                 this.#print(
-                  formatText(String((p as { text?: unknown }).text ?? ""), {
-                    label: label(),
-                    style,
-                  }),
+                  chatAnswer((p as { text?: unknown }).text ?? "", label(), style, this.#markdown),
                 );
               } else {
                 this.#print(formatStep(p, { label: label(), style }));
@@ -392,10 +511,16 @@ export class Commands {
         };
       }
       this.#status?.(null);
-      if (response.error) {
+      if (call.stopped && response.error) {
+        // a process that ended on the stop has no more to say than that it stopped
+        const why = response.error.code === PROCESS_ENDED ? "" : `: ${response.error.message}`;
+        this.#print(formatText(style.dim(`stopped${why}`), { label: label(), style }));
+      } else if (response.error) {
         this.#print(
           formatError(response.error, { label: label(), style, hint: hint?.(response.error) }),
         );
+      } else if (long) {
+        await this.#printLong(await render(response.result, label()));
       } else {
         this.#print(await render(response.result, label()));
       }
@@ -413,27 +538,33 @@ export function progressText(params: unknown, label: string | undefined): string
   return `${label ? `${label}: ` : ""}… ${text}${crates}`;
 }
 
-/** The last line of a text that streams in (the part the progress line shows). */
-function lastLine(text: string): string {
-  const lines = text.trimEnd().split("\n");
-  return `… ${lines[lines.length - 1]}`;
+/** How many lines of an answer that streams in the progress area shows at most. */
+const STREAM_LINES = 40;
+
+/** The last lines of a text that streams in (what the progress area shows; it keeps the bottom). */
+function lastLines(text: string): string[] {
+  const lines = text.replace(/^\n+/, "").split("\n").slice(-STREAM_LINES);
+  lines[0] = `… ${lines[0]}`;
+  return lines;
 }
 
-/** The agent's answer: a string, or an object's `text`, as text; anything else as JSON. */
-function chatAnswer(result: unknown, label: string | undefined, style: Style): string {
-  if (typeof result === "string") return formatText(result, { label, style });
-  const text = (result as { text?: unknown } | null)?.text;
-  if (typeof text === "string") return formatText(text, { label, style });
-  return formatResult(result, { label, style });
+/**
+ * The agent's answer: a string, or an object's `text`, as text (drawn from
+ * Markdown when `markdown`); anything else as JSON.
+ */
+function chatAnswer(
+  result: unknown,
+  label: string | undefined,
+  style: Style,
+  markdown: boolean,
+): string {
+  const text = typeof result === "string" ? result : (result as { text?: unknown } | null)?.text;
+  if (typeof text !== "string") return formatResult(result, { label, style });
+  return formatText(renderMarkdown(text, { colors: markdown }), { label, style });
 }
 
 function errorText(e: unknown): string {
   return e instanceof ViewError || e instanceof Error ? e.message : String(e);
-}
-
-/** What the console reads of `graph.json` (PROTOCOL 10.4). */
-interface GraphFile {
-  plugins?: Record<string, { imports?: Record<string, { status: string }> }>;
 }
 
 /** Text for an unexpected failure of the console itself. */

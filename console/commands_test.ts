@@ -176,3 +176,60 @@ Deno.test("sessions, history and reset show and reset the agent's conversations"
   assert.equal(await c.output("reset"), "  default starts afresh");
   assert.match(await c.output("history -n 1"), /A fresh context: agent\.reset/);
 });
+
+Deno.test("a typo of a command gets did you mean, and nothing is called", async () => {
+  await using w = await startWorld();
+  const c = commandsOn(w);
+  const before = w.host.processes.list().length;
+  assert.equal(
+    await c.output("psx"),
+    "  did you mean `ps`? (psx is not a command; to send it to the agent, add a word or a ?)",
+  );
+  assert.match(await c.output("lg -n 5"), /did you mean `log`\?/);
+  assert.equal(w.host.processes.list().length, before);
+});
+
+Deno.test("params that are not JSON get an example made from the method's own params", async () => {
+  await using w = await startWorld();
+  const c = commandsOn(w);
+  const text = await c.output("cargo.build [1]");
+  assert.match(text, /must be a JSON object/);
+  assert.match(text, /for example: cargo\.build \{"plugin": "notes"\}$/);
+  assert.match(await c.output("probe.echo {oops"), /for example: probe\.echo \{\}$/);
+  assert.match(await c.output("nothere.do {oops"), /for example: nothere\.do \{\}$/);
+});
+
+Deno.test("graph shows the world's plugins, and an import of a missing plugin", async () => {
+  // agent_v1 imports notes, which this world lacks
+  await using w = await startWorld({ plugins: { probe: "probe", agent: "agent_v1" } });
+  await eventually(() => w.host.graph.view.plugins.agent?.imports.notes?.status === "missing");
+  const c = commandsOn(w);
+  const text = await c.output("graph");
+  assert.match(text, /^ {2}cargo\s+built in$/m);
+  assert.match(text, /^ {2}probe\s+[0-9a-f]{8}$/m);
+  assert.match(text, /^ {2}agent\s+[0-9a-f]{8}\n {4}└─ notes\s+missing\s+\S+/m);
+  assert.match(text, /there is no plugin notes/);
+  assert.match(text, /\d+ plugins, 1 import: 1 missing$/);
+});
+
+Deno.test("stopCalls stops the calls in flight, and their answers print as stopped", async () => {
+  await using w = await startWorld();
+  const c = commandsOn(w);
+  const sleeping = c.run('probe.sleep {"ms": 60000}');
+  const echo = c.run("probe.echo");
+  await echo;
+  await eventually(() => w.host.processes.list().some((p) => p.method === "sleep"));
+  const stopped = await c.commands.stopCalls();
+  assert.equal(stopped.length, 1);
+  assert.equal(stopped[0].label, 'probe.sleep {"ms": 60000}');
+  assert.match(stopped[0].pid ?? "", /^probe-/);
+  assert.equal(stopped[0].killed, false);
+  // a second time: what still runs is killed at once, without its 5 s of grace
+  const started = performance.now();
+  const again = await c.commands.stopCalls();
+  assert.deepEqual(again.map((s) => s.killed), [true]);
+  await sleeping;
+  assert.ok(performance.now() - started < 4000, "killed, not left to its grace period");
+  assert.equal(c.commands.inFlight, 0);
+  assert.match(c.printed.at(-1) ?? "", /stopped$/);
+});

@@ -1,8 +1,11 @@
 /**
- * Tab completion of a console line: the commands, `<plugin>.` and the core's
- * methods for the first word; process IDs after `stop` and `kill`; plugins
+ * Tab completion of a console line: the commands, `<plugin>.` and the
+ * methods of the plugin being typed (`notes.` offers `notes.add`, …) for the
+ * first word; process IDs after `stop` and `kill`; plugins
  * and process IDs after `log`; plugins after `methods`, `activate` and
- * `revert`; paths after `ls`, `cat` and for the file of `activate`.
+ * `revert`; sessions after `history` and `reset`; paths after `ls`, `cat`
+ * and for the file of `activate`. A single candidate that is a whole word
+ * gets a space after it, as in a shell.
  *
  * @module
  */
@@ -21,20 +24,31 @@ export interface CompletionContext {
    * nothing.
    */
   names?: (folder: string) => readonly string[];
+  /**
+   * The methods of a plugin, as full names (`notes.add`), from its
+   * `rpc.discover` document; empty when unknown.
+   */
+  pluginMethods?: (plugin: string) => readonly string[];
+  /** The agent's sessions. */
+  sessions?: readonly string[];
 }
 
 /** The command words of the console. */
 export const COMMAND_WORDS = [
   "activate",
   "cat",
+  "graph",
   "help",
+  "history",
   "kill",
   "log",
   "ls",
   "methods",
   "ps",
   "quit",
+  "reset",
   "revert",
+  "sessions",
   "stop",
 ] as const;
 
@@ -43,13 +57,22 @@ export const COMMAND_WORDS = [
  * wants: the candidates and the word they complete.
  */
 export function complete(before: string, context: CompletionContext): [string[], string] {
+  const [candidates, word] = candidatesOf(before, context);
+  if (candidates.length === 1 && !/[./=]$/.test(candidates[0])) {
+    return [[`${candidates[0]} `], word];
+  }
+  return [candidates, word];
+}
+
+function candidatesOf(before: string, context: CompletionContext): [string[], string] {
   const words = before.trimStart().split(/\s+/);
   const word = words.at(-1) ?? "";
   const matching = (candidates: readonly string[]) =>
     [...new Set(candidates)].filter((c) => c.startsWith(word)).sort();
   if (words.length <= 1) {
+    const plugin = word.slice(0, word.indexOf("."));
     const candidates = word.includes(".")
-      ? context.methods
+      ? [...context.methods, ...(context.pluginMethods?.(plugin) ?? [])]
       : [...COMMAND_WORDS, ...context.plugins.map((p) => `${p}.`), "core."];
     return [matching(candidates), word];
   }
@@ -66,6 +89,10 @@ export function complete(before: string, context: CompletionContext): [string[],
       return [matching([...context.plugins, ...context.pids]), word];
     case "methods":
       return [second ? matching(context.plugins) : [], word];
+    case "history":
+    case "reset":
+      if (word.startsWith("-") || words.at(-2) === "-n") return [[], word];
+      return [previous.length === 0 ? matching(context.sessions ?? []) : [], word];
     case "revert":
       if (word.startsWith("-")) return [matching(["--force"]), word];
       return [previous.length === 0 ? matching(context.plugins) : [], word];

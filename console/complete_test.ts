@@ -16,6 +16,8 @@ const context: CompletionContext = {
   pids: [A, B],
   methods: ["core.call", "core.kill", "core.log"],
   names: (folder) => TREE[folder] ?? [],
+  pluginMethods: (plugin) => plugin === "notes" ? ["notes.add", "notes.list", "notes.remove"] : [],
+  sessions: ["default", "work"],
 };
 
 Deno.test("the first word completes to commands, plugins and core methods", () => {
@@ -23,7 +25,9 @@ Deno.test("the first word completes to commands, plugins and core methods", () =
     "activate",
     "cat",
     "core.",
+    "graph",
     "help",
+    "history",
     "kill",
     "log",
     "ls",
@@ -32,19 +36,37 @@ Deno.test("the first word completes to commands, plugins and core methods", () =
     "probe.",
     "ps",
     "quit",
+    "reset",
     "revert",
+    "sessions",
     "stop",
   ]);
   assert.deepEqual(complete("p", context), [["probe.", "ps"], "p"]);
-  assert.deepEqual(complete("st", context), [["stop"], "st"]);
+  assert.deepEqual(complete("st", context), [["stop "], "st"]);
   assert.deepEqual(complete("core.", context), [["core.call", "core.kill", "core.log"], "core."]);
-  assert.deepEqual(complete("core.k", context), [["core.kill"], "core.k"]);
+  assert.deepEqual(complete("core.k", context), [["core.kill "], "core.k"]);
   assert.deepEqual(complete("x", context), [[], "x"]);
+});
+
+Deno.test("a plugin completes to its methods; a unique match gets a space, a plugin its dot", () => {
+  assert.deepEqual(complete("no", context), [["notes."], "no"]);
+  assert.deepEqual(complete("notes.", context), [
+    ["notes.add", "notes.list", "notes.remove"],
+    "notes.",
+  ]);
+  assert.deepEqual(complete("notes.a", context), [["notes.add "], "notes.a"]);
+  assert.deepEqual(complete("probe.", context), [[], "probe."]);
+});
+
+Deno.test("history and reset complete the agent's sessions", () => {
+  assert.deepEqual(complete("history w", context), [["work "], "w"]);
+  assert.deepEqual(complete("reset ", context), [["default", "work"], ""]);
+  assert.deepEqual(complete("history -n ", context), [[], ""]);
 });
 
 Deno.test("stop and kill complete process IDs", () => {
   assert.deepEqual(complete("stop ", context), [[B, A], ""]);
-  assert.deepEqual(complete("kill pro", context), [[A], "pro"]);
+  assert.deepEqual(complete("kill pro", context), [[`${A} `], "pro"]);
   assert.deepEqual(complete(`kill ${A} `, context), [[], ""]);
 });
 
@@ -61,14 +83,14 @@ Deno.test("params and chat text complete to nothing", () => {
 });
 
 Deno.test("methods, activate and revert complete plugin names, and --force", () => {
-  assert.deepEqual(complete("methods n", context), [["notes"], "n"]);
+  assert.deepEqual(complete("methods n", context), [["notes "], "n"]);
   assert.deepEqual(complete("methods notes ", context), [[], ""]);
   assert.deepEqual(complete("revert ", context), [["notes", "probe"], ""]);
-  assert.deepEqual(complete("revert notes --f", context), [["--force"], "--f"]);
+  assert.deepEqual(complete("revert notes --f", context), [["--force "], "--f"]);
   assert.deepEqual(complete("revert notes ", context), [[], ""]);
-  assert.deepEqual(complete("activate p", context), [["probe"], "p"]);
-  assert.deepEqual(complete("activate --force p", context), [["probe"], "p"]);
-  assert.deepEqual(complete("activate notes -", context), [["--force"], "-"]);
+  assert.deepEqual(complete("activate p", context), [["probe "], "p"]);
+  assert.deepEqual(complete("activate --force p", context), [["probe "], "p"]);
+  assert.deepEqual(complete("activate notes -", context), [["--force "], "-"]);
 });
 
 Deno.test("ls, cat and the file of activate complete paths", () => {
@@ -82,10 +104,10 @@ Deno.test("ls, cat and the file of activate complete paths", () => {
     "/plugins/notes/p",
   ]);
   assert.deepEqual(complete("cat /plugins/notes/.", context), [
-    ["/plugins/notes/.hidden"],
+    ["/plugins/notes/.hidden "],
     "/plugins/notes/.",
   ]);
-  assert.deepEqual(complete("ls -", context), [["-l"], "-"]);
+  assert.deepEqual(complete("ls -", context), [["-l "], "-"]);
   assert.deepEqual(complete("ls -l /st", context), [["/state/"], "/st"]);
   assert.deepEqual(complete("cat /nowhere/x", context), [[], "/nowhere/x"]);
   assert.deepEqual(complete("activate notes /state/builds/", context), [

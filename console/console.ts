@@ -4,8 +4,9 @@
  * With stdin a terminal it is interactive (see `terminal.ts`): a prompt with
  * line editing and history, calls side by side. Otherwise it reads a script
  * (see `script.ts`): one command a line, in order. The commands are in
- * `parse.ts`, what they print in `format.ts`, `methods.ts` (interfaces)
- * and `file_text.ts` (`ls`, `cat`).
+ * `parse.ts`, what they print in `format.ts`, `methods.ts` (interfaces),
+ * `graph.ts` (`graph`), `markdown.ts` (the agent's answers) and
+ * `file_text.ts` (`ls`, `cat`).
  *
  * Colours are on when stdout is a terminal (or `FORCE_COLOR` is set) and
  * `NO_COLOR` is not.
@@ -36,7 +37,10 @@ export interface ConsoleOptions {
  * SIGINT/SIGTERM. The caller closes the view and shuts its host down.
  */
 export async function runConsole(view: HostView, options: ConsoleOptions = {}): Promise<number> {
-  const style = makeStyle(colorsEnabled());
-  if (Deno.stdin.isTerminal()) return await runTerminal({ view, style, ...options });
-  return await runScript({ view, style, ...options });
+  const colors = colorsEnabled();
+  const style = makeStyle(colors);
+  if (Deno.stdin.isTerminal()) {
+    return await runTerminal({ view, style, markdown: colors, ...options });
+  }
+  return await runScript({ view, style, markdown: colors, ...options });
 }

@@ -110,14 +110,14 @@ Deno.test("a script runs its commands in order and prints the results plainly", 
     '  · progress {"step":0}\n  · progress {"step":1}\n  · progress {"step":2}\n',
     '  {\n    "steps": 3\n  }\n',
     "  the params of probe.echo must be a JSON object (params are by name), not an array\n",
-    '  for example: probe.echo {"text": "milk"}\n',
+    "  for example: probe.echo {}\n",
     / {2}error -32002: probe\.panic: the process probe-\S+ ended without an answer/,
     "  last lines of its log:\n    start panic {}\n    probe: about to panic\n",
     "  error -32000: the agent is not configured: /config/agent.yaml sets no `api`",
     /\n {2}hint: the file is \S+\/config\/agent\.yaml on this machine\n/,
     "  error -32602: core.stop: there is no running process",
     /<plugin>\.<method> \[\{json\}\] +call a method/,
-    "e.g. log probe -n 5",
+    "e.g. log agent -n 5",
     "  {}\n",
   ]);
   // the log shows probe's entries, and the linger start among them
@@ -260,8 +260,8 @@ Deno.test({
     try {
       await term.waitFor((t) => t.includes("> "), "prompt");
       await term.type('probe.echo {"via": "tty"}\r');
-      await term.waitFor((t) => t.includes('"via": "tty"'), "result");
-      // Ctrl-C clears a typed line; on an empty line it hints, and a second one leaves
+      await term.waitFor((t) => t.includes('"via": "tty"\n'), "result");
+      // Ctrl-C clears a typed line; on an empty line with nothing running it hints, and a second one leaves
       await term.type("not sent");
       await term.waitFor((t) => t.includes("not sent"), "echo of the typed text");
       await term.type("\x03");

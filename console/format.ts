@@ -59,11 +59,62 @@ export interface BlockOptions {
   style?: Style;
 }
 
-/** A result: pretty JSON indented by two spaces (a string result of the agent as text). */
+/**
+ * A result: pretty JSON indented by two spaces. Strings of several lines
+ * (build and test output, compiler messages) are shown as text after the
+ * JSON, under their path, with the colours they carry (none without colours).
+ *
+ * @example
+ * ```ts
+ * formatResult({ wasm: "/state/b/1/notes.wasm", tests: { output: "running 2 tests\nok" } });
+ * // the JSON with "tests.output": "(text below)", then "tests.output:" and its two lines
+ * ```
+ */
 export function formatResult(value: unknown, options: BlockOptions = {}): string {
   const style = options.style ?? PLAIN;
-  const body = indent(JSON.stringify(value ?? null, null, 2) ?? "null");
+  const body = formatValue(value, style);
   return options.label === undefined ? body : `${labelLine(options.label, style)}\n${body}`;
+}
+
+/** Below this many characters, a string stays in the JSON even with a newline. */
+const SHORT_TEXT = 60;
+
+/** A value as indented JSON, its long texts of several lines after it as text. */
+function formatValue(value: unknown, style: Style): string {
+  const texts: [string, string][] = [];
+  const shown = extractTexts(value ?? null, "", texts);
+  if (texts.length === 1 && texts[0][0] === "") return indent(showText(texts[0][1], style));
+  const parts = [indent(JSON.stringify(shown, null, 2) ?? "null")];
+  for (const [path, text] of texts) {
+    parts.push(`${indent(style.dim(`${path}:`))}\n${indent(showText(text, style), 4)}`);
+  }
+  return parts.join("\n");
+}
+
+/** A copy of `value` in which each long text of several lines is replaced by a pointer below. */
+function extractTexts(value: unknown, path: string, texts: [string, string][]): unknown {
+  if (typeof value === "string") {
+    if (!value.includes("\n") || value.length < SHORT_TEXT) return value;
+    texts.push([path, value]);
+    return "(text below)";
+  }
+  if (Array.isArray(value)) return value.map((v, i) => extractTexts(v, `${path}[${i}]`, texts));
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(
+      Object.entries(value).map((
+        [k, v],
+      ) => [k, extractTexts(v, path === "" ? k : `${path}.${k}`, texts)]),
+    );
+  }
+  return value;
+}
+
+/** A text as the terminal shows it: its own colours kept only when the console has colours. */
+function showText(text: string, style: Style): string {
+  const colored = style.bold("x") !== "x";
+  // deno-lint-ignore no-control-regex
+  const shown = colored ? text : text.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "");
+  return shown.replace(/\r\n/g, "\n").replace(/\n+$/, "") + (colored ? "\x1b[0m" : "");
 }
 
 /** A text (the agent's answer): indented by two spaces. */
@@ -108,7 +159,7 @@ export function formatError(error: ErrorObject, options: ErrorOptions = {}): str
   } else if (typeof error.data === "string") {
     lines.push(indent(error.data.replace(/\n$/, ""), 4));
   } else if (error.data !== undefined && error.data !== null) {
-    lines.push(indent(JSON.stringify(error.data, null, 2), 4));
+    lines.push(indent(formatValue(error.data, style), 2));
   }
   if (options.hint !== undefined) lines.push(indent(style.dim(`hint: ${options.hint}`)));
   return lines.join("\n");
@@ -316,7 +367,7 @@ export const HELP: readonly HelpEntry[] = [
   {
     form: "<plugin>.<method> [{json}]",
     does: "call a method; params are a JSON object, {} when left out",
-    example: 'probe.echo {"text": "milk"}',
+    example: 'cargo.build {"plugin": "notes"}',
   },
   {
     form: "core.<method> [{json}]",
@@ -331,17 +382,17 @@ export const HELP: readonly HelpEntry[] = [
   {
     form: "log [plugin|pid] [-n N]",
     does: `the journal, newest last (${DEFAULT_LOG_LIMIT} entries unless -n)`,
-    example: "log probe -n 5",
+    example: "log agent -n 5",
   },
   {
     form: "stop <pid>",
     does: "stop a process: its stdin closes, and it is killed after 5 s",
-    example: "stop probe-0197f3a2 (a unique start of the ID is enough)",
+    example: "stop agent-0197f3a2 (a unique start of the ID is enough)",
   },
   {
     form: "kill <pid>",
     does: "kill a process at once",
-    example: "kill probe-0197f3a2",
+    example: "kill agent-0197f3a2",
   },
   {
     form: "methods <plugin>",
@@ -388,6 +439,11 @@ export const HELP: readonly HelpEntry[] = [
     does: "the agent forgets a conversation (its history stays)",
     example: "reset",
   },
+  {
+    form: "graph",
+    does: "the plugins and what each imports; broken and missing imports in red",
+    example: "graph",
+  },
   { form: "help", does: "this list", example: "help" },
   {
     form: "quit, exit, Ctrl-D",
@@ -411,8 +467,10 @@ export function formatHelp(style: Style = PLAIN): string {
   lines.push(
     style.dim(
       "Calls run side by side: the prompt stays usable, and each result is printed when it " +
-        "arrives.\nTab completes commands, plugin names, process IDs and paths; Ctrl-C clears the " +
-        "line.",
+        "arrives.\nTab completes commands, plugins, methods, process IDs and paths; Ctrl-R " +
+        "searches the history.\nCtrl-C clears the line; on an empty line it stops the calls and " +
+        "the agent's turn that run from this\nconsole; twice on an empty line with nothing " +
+        "running, it leaves. Long output goes through $PAGER (less -FRX).",
     ),
   );
   return indent(lines.join("\n"));

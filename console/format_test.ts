@@ -233,3 +233,47 @@ Deno.test("the plain style has no colours", () => {
     assert.equal(f("x"), "x");
   }
 });
+
+Deno.test("long texts of several lines in a result show as text after the JSON, under their path", () => {
+  const output = "running 2 tests\ntest a ... ok\ntest b ... ok\n\ntest result: ok. 2 passed\n";
+  const text = formatResult({ wasm: "/state/b/1/notes.wasm", tests: { passed: 2, output } });
+  assert.equal(
+    text,
+    [
+      "  {",
+      '    "wasm": "/state/b/1/notes.wasm",',
+      '    "tests": {',
+      '      "passed": 2,',
+      '      "output": "(text below)"',
+      "    }",
+      "  }",
+      "  tests.output:",
+      "    running 2 tests",
+      "    test a ... ok",
+      "    test b ... ok",
+      "",
+      "    test result: ok. 2 passed",
+    ].join("\n"),
+  );
+  // a short string with a newline stays in the JSON
+  assert.equal(formatResult({ a: "x\ny" }), '  {\n    "a": "x\\ny"\n  }');
+});
+
+Deno.test("the colours of a compiler's text are kept with colours, and dropped without", () => {
+  const red = "\x1b[1m\x1b[31merror[E0308]\x1b[0m: mismatched types\n";
+  const output = `${red}  --> src/main.rs:3:5\n${"   |\n".repeat(3)}`;
+  const plain = formatError({
+    code: -32004,
+    message: "cargo.build: test failed",
+    data: { output },
+  });
+  assert.match(plain, /^ {6}error\[E0308\]: mismatched types$/m);
+  assert.ok(!plain.includes("\x1b"), "no escape codes without colours");
+  assert.doesNotMatch(plain, /\\n/);
+  const colored = formatError(
+    { code: -32004, message: "cargo.build: test failed", data: { step: "test", output } },
+    { style: makeStyle(true) },
+  );
+  assert.ok(colored.includes("\x1b[31merror[E0308]"));
+  assert.ok(colored.endsWith("\x1b[0m"), "a colour left on by the text is reset");
+});

@@ -53,10 +53,12 @@ export class History {
   }
 
   /**
-   * Adds an entered line and writes the file. Blank lines and a repeat of
-   * the last entry are not added.
+   * Adds an entered line (without spaces at its end) and writes the file.
+   * Blank lines and a repeat of the last entry are not added.
    */
-  add(line: string): void {
+  add(typed: string): void {
+    // the space that completion puts after a word means nothing in the history
+    const line = typed.trimEnd();
     if (line.trim() === "" || line.includes("\n")) return;
     if (this.#entries.at(-1) === line) return;
     this.#entries.push(line);

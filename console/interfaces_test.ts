@@ -70,7 +70,7 @@ Deno.test("methods of an unknown plugin, of the core, and of a plugin that canno
   const c = commandsOn(w);
   assert.equal(
     await c.output("methods nope"),
-    '  there is no plugin "nope" (no /plugins/nope/plugin.wasm); the plugins are cargo, junk, probe',
+    '  there is no plugin "nope" (no /plugins/nope/plugin.wasm); the plugins are cargo, junk, mcp, probe',
   );
   assert.match(await c.output("methods core"), /^ {2}core is the host, not a plugin: .*core\.call/);
   assert.match(

@@ -302,12 +302,21 @@ export interface ActivatedOptions {
   reverted?: boolean;
   /** The checks were skipped. */
   force?: boolean;
+  /** The answer's `$report`: methods the new versions remove, and warnings (PROTOCOL 10.3). */
+  report?: ActivationReport;
   style?: Style;
+}
+
+/** What `core.activate` says beside the documents, under `$report`. */
+export interface ActivationReport {
+  removed?: Record<string, string[]>;
+  warnings?: string[];
 }
 
 /** The answer of `core.activate` or `core.revert`: each plugin, its new version and methods. */
 export function formatActivated(results: Activated[], options: ActivatedOptions = {}): string {
   const style = options.style ?? PLAIN;
+  const report = options.report ?? {};
   const lines = results.map(({ plugin, document, changed }) => {
     const doc = isObject(document) ? document : {};
     const info = isObject(doc.info) ? doc.info : {};
@@ -320,6 +329,10 @@ export function formatActivated(results: Activated[], options: ActivatedOptions 
     const verb = options.reverted ? "reverted" : "activated";
     return `${style.green(`${verb} ${plugin}`)} (${about})`;
   });
+  for (const [plugin, methods] of Object.entries(report.removed ?? {})) {
+    lines.push(`${plugin} no longer has ${methods.join(", ")}`);
+  }
+  for (const warning of report.warnings ?? []) lines.push(style.red(`warning: ${warning}`));
   if (results.some((r) => r.changed)) {
     lines.push(style.dim(
       "new calls get the new version; running processes of the old one finish within their " +

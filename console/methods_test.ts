@@ -264,3 +264,16 @@ Deno.test("an activation's answer names each plugin, its version and methods", (
   );
   assert.match(text, /checks were skipped \(--force\)/);
 });
+
+Deno.test("an activation's report: the methods a new version removes, and its warnings", () => {
+  const text = formatActivated([{ plugin: "notes", document: NOTES, changed: true }], {
+    force: true,
+    report: {
+      removed: { notes: ["notes.delete"] },
+      warnings: ['the new notes calls itself "www" in its rpc.discover document'],
+    },
+  });
+  assert.match(text, /^ {2}activated notes \(version 1, methods add, list\)$/m);
+  assert.match(text, /^ {2}notes no longer has notes\.delete$/m);
+  assert.match(text, /^ {2}warning: the new notes calls itself "www"/m);
+});

@@ -15,12 +15,15 @@
  * | `sessions` | the agent's sessions |
  * | `history [session] [-n N]` | the steps of a session of the agent |
  * | `reset [session]` | the agent's session starts afresh |
+ * | `graph` | the plugins and their imports, from `/proc/core/graph.json` |
  * | `help` | the commands |
  * | `quit`, `exit` | leave the console |
  * | any other text | a message for the agent (`agent.chat`) |
  *
  * A word such as `help` or `stop` is a command only when the rest of the
- * line fits it: `help me write a plugin` goes to the agent.
+ * line fits it: `help me write a plugin` goes to the agent. A line whose
+ * first word is a typo of a command (`psx`, `lg -n 5`) is not sent: it gets
+ * "did you mean" ({@linkcode nearCommand}).
  *
  * @module
  */
@@ -63,12 +66,20 @@ export type Command =
   | { kind: "history"; session?: string; limit: number }
   /** `agent.reset` of a session. */
   | { kind: "reset"; session?: string }
+  /** The plugin graph. */
+  | { kind: "graph" }
   /** The list of commands. */
   | { kind: "help" }
   /** Leave the console. */
   | { kind: "quit" }
-  /** A line that looks like a command but is wrong: nothing is sent. */
-  | { kind: "invalid"; message: string; example: string };
+  /** A typo of a command: nothing is sent, the command is suggested. */
+  | { kind: "suggest"; typed: string; command: string }
+  /**
+   * A line that looks like a command but is wrong: nothing is sent. `method`
+   * is the method whose params were wrong: the console then makes the
+   * example from its own params.
+   */
+  | { kind: "invalid"; message: string; example: string; method?: string };
 
 /** One plugin of `activate`: its name and the new file, as a process sees it. */
 export interface ActivateItem {
@@ -102,6 +113,7 @@ export function parseLine(line: string): Command {
     case "ps":
     case "help":
     case "sessions":
+    case "graph":
       if (rest.length === 0) return { kind: first };
       break;
     case "reset":
@@ -124,7 +136,7 @@ export function parseLine(line: string): Command {
         return {
           kind: "invalid",
           message: `${first} needs a process ID (ps lists them)`,
-          example: `${first} probe-0197f3a2-7c1e-7d2b-9a41-5f0c2e8b1d34`,
+          example: `${first} agent-0197f3a2-7c1e-7d2b-9a41-5f0c2e8b1d34`,
         };
       }
       if (rest.length === 1) return { kind: first, pid: rest[0] };
@@ -165,12 +177,79 @@ export function parseLine(line: string): Command {
       if (rest.length === 1) return { kind: "cat", path: rest[0] };
       break;
   }
+  const near = nearCommand(first);
+  if (
+    near !== null && (rest.length === 0 || parseLine([near, ...rest].join(" ")).kind !== "chat")
+  ) {
+    return { kind: "suggest", typed: first, command: near };
+  }
   return { kind: "chat", text };
+}
+
+/** The words that are commands by themselves (`exit` is `quit`'s twin). */
+export const COMMAND_NAMES = [
+  "activate",
+  "cat",
+  "exit",
+  "graph",
+  "help",
+  "history",
+  "kill",
+  "log",
+  "ls",
+  "methods",
+  "ps",
+  "quit",
+  "reset",
+  "revert",
+  "sessions",
+  "stop",
+] as const;
+
+/**
+ * The command that `word` is a typo of: one edit away (two for words of six
+ * letters or more), an exchange of two neighbours counting as one edit, case
+ * ignored. Null for a command itself and for words near none.
+ *
+ * @example
+ * ```ts
+ * nearCommand("psx"); // "ps"
+ * nearCommand("hello"); // null
+ * ```
+ */
+export function nearCommand(word: string): string | null {
+  const w = word.toLowerCase();
+  if (!/^[a-z]+$/.test(w) || (COMMAND_NAMES as readonly string[]).includes(word)) return null;
+  const most = w.length >= 6 ? 2 : 1;
+  let best: { command: string; distance: number } | null = null;
+  for (const command of COMMAND_NAMES) {
+    const distance = editDistance(w, command);
+    if (distance <= most && (best === null || distance < best.distance)) {
+      best = { command, distance };
+    }
+  }
+  return best?.command ?? null;
+}
+
+/** Edits from `a` to `b`: insertions, deletions, substitutions and exchanges of neighbours. */
+function editDistance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.length][b.length];
 }
 
 function parseCall(method: string, paramsText: string): Command {
   if (paramsText === "") return { kind: "call", method, params: {} };
-  const example = `${method} {"text": "milk"}`;
+  const example = `${method} {}`; // the console puts the method's own params in it
   let params: unknown;
   try {
     params = JSON.parse(paramsText);
@@ -180,6 +259,7 @@ function parseCall(method: string, paramsText: string): Command {
       message: `the params of ${method} are not JSON (${(e as Error).message}); ` +
         "params are a JSON object, with the names in double quotes",
       example,
+      method,
     };
   }
   if (typeof params !== "object" || params === null || Array.isArray(params)) {
@@ -188,6 +268,7 @@ function parseCall(method: string, paramsText: string): Command {
       message: `the params of ${method} must be a JSON object (params are by name), ` +
         `not ${describe(params)}`,
       example,
+      method,
     };
   }
   return { kind: "call", method, params: params as Record<string, unknown> };
@@ -239,7 +320,7 @@ function parseHistory(args: string[]): Command | null {
 
 /** The `log` command; null when the words do not fit it (the line is then a chat message). */
 function parseLog(args: string[]): Command | null {
-  const example = "log probe -n 5";
+  const example = "log agent -n 5";
   let limit = DEFAULT_LOG_LIMIT;
   let target: string | undefined;
   for (let i = 0; i < args.length; i++) {

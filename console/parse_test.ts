@@ -5,15 +5,16 @@ import {
   DEFAULT_LOG_LIMIT,
   isMethodName,
   isProcessId,
+  nearCommand,
   parseLine,
   resolvePid,
 } from "./parse.ts";
 
 const PID = "probe-0197f3a2-7c1e-7d2b-9a41-5f0c2e8b1d34";
 
-function invalid(command: Command): { message: string; example: string } {
+function invalid(command: Command): { message: string; example: string; method?: string } {
   assert.equal(command.kind, "invalid", JSON.stringify(command));
-  return command as { message: string; example: string };
+  return command as { message: string; example: string; method?: string };
 }
 
 Deno.test("an empty or blank line is nothing", () => {
@@ -47,15 +48,16 @@ Deno.test("a method name with or without params is a call", () => {
 
 Deno.test("params that are not a JSON object are refused with an example", () => {
   for (const params of ["[1, 2]", '"milk"', "42", "null", "true"]) {
-    const { message, example } = invalid(parseLine(`probe.echo ${params}`));
-    assert.match(message, /must be a JSON object/);
-    assert.equal(example, 'probe.echo {"text": "milk"}');
+    const command = invalid(parseLine(`probe.echo ${params}`));
+    assert.match(command.message, /must be a JSON object/);
+    // the console makes the example from the method's own params
+    assert.equal(command.method, "probe.echo");
   }
   assert.match(invalid(parseLine("probe.echo [1]")).message, /not an array/);
   for (const params of ["{a: 1}", "{'a': 1}", '{"a": 1', "milk"]) {
-    const { message, example } = invalid(parseLine(`probe.echo ${params}`));
-    assert.match(message, /are not JSON/);
-    assert.equal(example, 'probe.echo {"text": "milk"}');
+    const command = invalid(parseLine(`probe.echo ${params}`));
+    assert.match(command.message, /are not JSON/);
+    assert.equal(command.method, "probe.echo");
   }
 });
 
@@ -86,7 +88,30 @@ Deno.test("command words are commands only when the rest fits", () => {
   assert.equal(parseLine("exit the loop when done").kind, "chat");
   assert.equal(parseLine("stop the web server").kind, "chat");
   assert.equal(parseLine("log every request of www").kind, "chat");
-  assert.equal(parseLine("Help").kind, "chat");
+  assert.equal(parseLine("Help me").kind, "chat");
+  assert.equal(parseLine("graph").kind, "graph");
+});
+
+Deno.test("a typo of a command gets did-you-mean, not the agent", () => {
+  assert.deepEqual(parseLine("psx"), { kind: "suggest", typed: "psx", command: "ps" });
+  assert.deepEqual(parseLine("lg -n 5"), { kind: "suggest", typed: "lg", command: "log" });
+  assert.deepEqual(parseLine("Help"), { kind: "suggest", typed: "Help", command: "help" });
+  assert.deepEqual(parseLine("histroy -n 3"), {
+    kind: "suggest",
+    typed: "histroy",
+    command: "history",
+  });
+  assert.deepEqual(parseLine("sesions"), {
+    kind: "suggest",
+    typed: "sesions",
+    command: "sessions",
+  });
+  // a sentence, or a word near no command, goes to the agent
+  for (const line of ["hello", "hi", "thanks", "lg is short for log", "yes", "psx?", "cot"]) {
+    assert.equal(parseLine(line).kind, line === "cot" ? "suggest" : "chat", line);
+  }
+  assert.equal(nearCommand("ps"), null);
+  assert.equal(nearCommand("stpo"), "stop");
 });
 
 Deno.test("stop and kill take one process ID", () => {
@@ -95,7 +120,7 @@ Deno.test("stop and kill take one process ID", () => {
   assert.deepEqual(parseLine("kill probe-0197"), { kind: "kill", pid: "probe-0197" });
   const { message, example } = invalid(parseLine("stop"));
   assert.match(message, /needs a process ID/);
-  assert.match(example, /^stop probe-/);
+  assert.match(example, /^stop agent-/);
 });
 
 Deno.test("log takes a plugin or a process ID and -n N", () => {
@@ -110,7 +135,7 @@ Deno.test("log takes a plugin or a process ID and -n N", () => {
   }
   assert.match(invalid(parseLine("log -x")).message, /no option -x/);
   assert.match(invalid(parseLine("log Probe!")).message, /neither a plugin name/);
-  assert.equal(invalid(parseLine("log -x")).example, "log probe -n 5");
+  assert.equal(invalid(parseLine("log -x")).example, "log agent -n 5");
 });
 
 Deno.test("process IDs have the form <plugin>-<uuidv7>", () => {

@@ -22,6 +22,8 @@ export interface ScriptOptions {
   input?: ReadableStream<Uint8Array>;
   /** Where the output goes (default: stdout). */
   write?: (text: string) => void;
+  /** Draw the agent's answers from Markdown (when colours are on). */
+  markdown?: boolean;
 }
 
 /** Whether a script line is skipped: empty, or a comment. */
@@ -41,7 +43,7 @@ export async function runScript(options: ScriptOptions): Promise<number> {
   const print = (text: string) => {
     if (!ended) write(`${text}\n`);
   };
-  const commands = new Commands({ view, style, print });
+  const commands = new Commands({ view, style, print, markdown: options.markdown });
   const reader = new LineReader(options.input ?? Deno.stdin.readable);
 
   let stopCode: number | undefined;
