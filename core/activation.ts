@@ -6,7 +6,9 @@
  * 2. The new version is discovered in a process of its own.
  * 3. The current documents of all plugins are gathered.
  * 4. The imports of the new version are checked against the providers, and
- *    5. every consumer against the new version (`force` skips both).
+ *    5. every consumer against the new version; a version that looks like
+ *    another plugin (its title, or none of the current methods) is refused
+ *    too (`force` skips all three, and the answer warns).
  * 6. The copy becomes `plugin.wasm`, the old version `plugin.prev.wasm`, and
  *    the upgrade starts (3.7).
  *
@@ -22,7 +24,13 @@ import { sha256Hex } from "./components/cache.ts";
 import type { Discovery } from "./discovery.ts";
 import type { CoreFiles } from "./core_files.ts";
 import type { Graph } from "./graph.ts";
-import { checkWorld, renderRejection } from "./interfaces/mod.ts";
+import {
+  checkWorld,
+  compareVersions,
+  type IdentityProblem,
+  type OpenRpcDocument,
+  renderRejection,
+} from "./interfaces/mod.ts";
 import type { Journal } from "./journal.ts";
 import { ErrorCode, RpcError } from "./jsonrpc.ts";
 import { pluginNameProblem } from "./names.ts";
@@ -42,6 +50,23 @@ interface Prepared {
   component: LoadedComponent;
   document: Record<string, unknown>;
   current: string | undefined;
+  /** The document of the current version, when it has one that was discovered. */
+  currentDocument: Record<string, unknown> | undefined;
+}
+
+/**
+ * The key of `core.activate`'s answer, beside the documents by plugin, that
+ * says what a person should know (no plugin name has a `$`). Only there
+ * when it has something to say.
+ */
+export const ACTIVATION_REPORT = "$report";
+
+/** What the answer's {@linkcode ACTIVATION_REPORT} holds. */
+export interface ActivationReport {
+  /** By plugin: the methods its current version had that the new one has not. */
+  removed?: Record<string, string[]>;
+  /** Checks that `force` skipped and that would have refused the activation. */
+  warnings?: string[];
 }
 
 interface Record_ {
@@ -97,7 +122,11 @@ export class Activation {
     return join(this.#world.coreStateDir, "activation.json");
   }
 
-  /** `core.activate`: the new documents by plugin. */
+  /**
+   * `core.activate`: the new documents by plugin, and
+   * {@linkcode ACTIVATION_REPORT} when methods go or `force` skipped a check
+   * that would have refused.
+   */
   activate(items: ActivationItem[], force: boolean): Promise<Record<string, unknown>> {
     return this.#serial(() =>
       this.#activate(
@@ -113,20 +142,24 @@ export class Activation {
     if (problem) throw new RpcError(ErrorCode.InvalidParams, `core.revert: ${problem}`);
     const prev = join(this.#world.pluginDir(plugin), "plugin.prev.wasm");
     return this.#serial(() =>
-      this.#activate([{
-        plugin,
-        wasm: `/plugins/${plugin}/plugin.prev.wasm`,
-        read: async () => {
-          try {
-            return await Deno.readFile(prev);
-          } catch {
-            throw new RpcError(
-              ErrorCode.InvalidParams,
-              `core.revert: ${plugin} has no previous version (no plugins/${plugin}/plugin.prev.wasm)`,
-            );
-          }
-        },
-      }], force)
+      this.#activate(
+        [{
+          plugin,
+          wasm: `/plugins/${plugin}/plugin.prev.wasm`,
+          read: async () => {
+            try {
+              return await Deno.readFile(prev);
+            } catch {
+              throw new RpcError(
+                ErrorCode.InvalidParams,
+                `core.revert: ${plugin} has no previous version (no plugins/${plugin}/plugin.prev.wasm)`,
+              );
+            }
+          },
+        }],
+        force,
+        true,
+      )
     );
   }
 
@@ -218,6 +251,7 @@ export class Activation {
   async #activate(
     items: (ActivationItem & { read: () => Promise<Uint8Array> })[],
     force: boolean,
+    revert = false,
   ): Promise<Record<string, unknown>> {
     const names = items.map((i) => i.plugin);
     if (new Set(names).size !== names.length) {
@@ -236,8 +270,27 @@ export class Activation {
     const prepared: Prepared[] = [];
     for (const item of items) prepared.push(await this.#prepare(item.plugin, await item.read()));
     const changing = prepared.filter((p) => p.component.hash !== p.current);
-    const documents = Object.fromEntries(prepared.map((p) => [p.plugin, p.document]));
+    const documents: Record<string, unknown> = Object.fromEntries(
+      prepared.map((p) => [p.plugin, p.document]),
+    );
     if (changing.length === 0) return documents; // the same versions: nothing changes
+
+    // what goes, and whether a file is another plugin's: the checks of consumers cannot see it
+    const plugins = new Set(await this.#world.plugins());
+    const removed: Record<string, string[]> = {};
+    const identity: IdentityProblem[] = [];
+    for (const p of changing) {
+      const others = new Set([...plugins].filter((name) => name !== p.plugin));
+      const change = compareVersions(
+        p.plugin,
+        p.document as OpenRpcDocument,
+        p.currentDocument as OpenRpcDocument | undefined,
+        others,
+      );
+      if (change.removed.length > 0) removed[p.plugin] = change.removed;
+      // a revert goes back to a version this plugin had: it is its own
+      if (!revert) identity.push(...change.problems);
+    }
 
     if (!force) {
       const world = await this.#graph.documents();
@@ -245,36 +298,51 @@ export class Activation {
       const check = checkWorld(world, { only: changing.map((p) => p.plugin) });
       // an unavailable provider cannot be checked and does not block (10.3, step 3)
       const failing = check.imports.filter((i) => i.status === "broken" || i.status === "missing");
-      if (failing.length > 0) {
-        const message = renderRejection(changing.map((p) => p.plugin), failing);
+      if (failing.length > 0 || identity.length > 0) {
+        const names = changing.map((p) => p.plugin);
+        const message = [
+          failing.length > 0
+            ? renderRejection(names, failing)
+            : `${names.join(", ")} ${names.length === 1 ? "was" : "were"} not activated.`,
+          ...identity.map((i) => `  ${i.text}.`),
+        ].join("\n");
         this.#journal.event(null, null, `activation rejected: ${message.replaceAll("\n", " ")}`);
         throw rejected(message, {
-          problems: failing.flatMap((i) =>
-            i.status === "missing"
-              ? [{
-                kind: "missing-provider",
-                consumer: i.consumer,
-                provider: i.provider,
-                text: `${i.provider} does not exist`,
-              }]
-              : i.problems
-          ),
+          problems: [
+            ...identity,
+            ...failing.flatMap((i) =>
+              i.status === "missing"
+                ? [{
+                  kind: "missing-provider",
+                  consumer: i.consumer,
+                  provider: i.provider,
+                  text: `${i.provider} does not exist`,
+                }]
+                : i.problems
+            ),
+          ],
         });
       }
     }
     await this.#install(changing);
     for (const p of changing) {
+      const gone = removed[p.plugin] ? `; it removes ${removed[p.plugin].join(", ")}` : "";
       this.#journal.event(
         null,
         p.plugin,
         `activated ${p.plugin}: ${short(p.current)} → ${short(p.component.hash)}${
           force ? " (forced)" : ""
-        }`,
+        }${gone}`,
       );
       await this.#versions.current(p.plugin); // the new version is current: the upgrade starts
     }
+    for (const i of identity) this.#journal.event(null, i.plugin, `warning: forced: ${i.text}`);
     // the answer comes when /proc/core/graph.json shows the new versions
     await this.#graph.update().catch(() => {});
+    const report: ActivationReport = {};
+    if (Object.keys(removed).length > 0) report.removed = removed;
+    if (identity.length > 0) report.warnings = identity.map((i) => i.text);
+    if (report.removed || report.warnings) documents[ACTIVATION_REPORT] = report;
     return documents;
   }
 
@@ -293,14 +361,19 @@ export class Activation {
       );
     }
     let current: string | undefined;
+    let currentDocument: Record<string, unknown> | undefined;
     if (await this.#world.hasPlugin(plugin)) {
       try {
-        current = (await this.#versions.current(plugin)).hash;
+        const version = await this.#versions.current(plugin);
+        current = version.hash;
+        // cached by hash: known unless the current version was never discovered
+        const before = await this.#discovery.discover(plugin, version);
+        if (before.ok) currentDocument = before.document;
       } catch {
         // the current file cannot run: any new version is better
       }
     }
-    return { plugin, bytes, component, document: found.document, current };
+    return { plugin, bytes, component, document: found.document, current, currentDocument };
   }
 
   /**

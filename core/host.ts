@@ -171,6 +171,7 @@ export class Host {
       files: new FileSystemServer((name) => this.files.layer(name)),
       permissions: { read: [world.root, options.cacheDir], write: [world.root], net: true },
       onFault: (m) => this.journal.event(null, null, `plugin worker fault: ${m}`),
+      onCrash: (crash) => this.processes.workerCrashed(crash),
       crashMarker: options.supervision?.crashMarker,
     });
     this.clientCode = new ClientCode({
@@ -195,6 +196,7 @@ export class Host {
       files: this.files,
       supervision: options.supervision,
       limits,
+      onMessages: (from, messages) => this.router.receiveAll(from, messages),
       natives: {
         cargo: cargoPlugin({
           world,

@@ -1,15 +1,101 @@
 /**
  * `sausage init`: a world made or completed, with the commented templates
- * of its configuration, the SDK and the agent the host ships. Never
- * overwrites a file but the host's own.
+ * of its configuration, the SDK, the agent the host ships and (asked for)
+ * the sources of the example plugins. Never overwrites a file but the
+ * host's own.
  *
  * @module
  */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { installSdk } from "./cargo/sdk.ts";
 import { DEFAULT_LIMITS, LimitError, type Limits } from "./limits.ts";
-import { installAgent } from "./shipped_agent.ts";
+import { installAgent, readAgentSource } from "./shipped_agent.ts";
 import { World } from "./world.ts";
+
+/** The example plugins the host ships (`plugins/<name>/` of the repository), in this order. */
+export const EXAMPLE_PLUGINS: readonly string[] = ["notes", "www", "secrets"];
+
+/** The crate of an example in the repository (or in the compiled executable). */
+function exampleCrate(name: string): string {
+  return fileURLToPath(new URL(`../plugins/${name}/`, import.meta.url));
+}
+
+/** The line of an example's manifest that names the SDK. */
+const SDK_DEPENDENCY = /^sausage-plugin\s*=.*$/m;
+
+/** The comment above it in the repository, which a world's copy does not need. */
+const SDK_COMMENT = /^#.*sausage-plugin.*\n(?=sausage-plugin\s*=)/m;
+
+/**
+ * An example's `Cargo.toml` as a world builds it: in the repository the SDK
+ * is a path (`../../sdk/sausage-plugin`), which does not exist in a world;
+ * there `sausage-plugin = "0.1"` is what `cargo.build` resolves to the
+ * world's `/plugins/cargo/sdk/` (PROTOCOL section 11).
+ *
+ * @example
+ * ```ts
+ * const text = '[dependencies]\nsausage-plugin = { path = "../../sdk/sausage-plugin" }\n';
+ * exampleManifest(text); // '[dependencies]\nsausage-plugin = "0.1"\n'
+ * ```
+ */
+export function exampleManifest(text: string): string {
+  if (!SDK_DEPENDENCY.test(text)) {
+    throw new Error(
+      'the example\'s Cargo.toml has no sausage-plugin dependency: add `sausage-plugin = "0.1"`',
+    );
+  }
+  return text.replace(
+    SDK_COMMENT,
+    `# cargo.build resolves sausage-plugin = "0.1" to the world's SDK, /plugins/cargo/sdk/.\n`,
+  ).replace(SDK_DEPENDENCY, `sausage-plugin = "0.1"`);
+}
+
+/**
+ * Writes the source of each example to `plugins/<name>/source/`, unless
+ * that folder exists (a world's own source is never overwritten).
+ */
+async function installExamples(world: World, report: InitReport): Promise<void> {
+  for (const name of EXAMPLE_PLUGINS) {
+    const dest = join(world.pluginDir(name), "source");
+    const shown = `${dest}/`;
+    try {
+      await Deno.lstat(dest);
+      report.kept.push(shown);
+      report.notes.push(
+        `the example ${name} was not installed: ${shown} exists (remove it to get the example)`,
+      );
+      continue;
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+    }
+    const files = await readAgentSource(exampleCrate(name));
+    const manifest = files.get("Cargo.toml");
+    if (!manifest) {
+      throw new Error(
+        `the example ${name} is missing from this sausage (${exampleCrate(name)}Cargo.toml): ` +
+          "run it from a checkout, or compile it with `deno task compile`",
+      );
+    }
+    files.set(
+      "Cargo.toml",
+      new TextEncoder().encode(exampleManifest(new TextDecoder().decode(manifest))),
+    );
+    // written beside the folder, then renamed: a source is there whole or not at all
+    const staging = join(world.pluginDir(name), `.sausage-example-${crypto.randomUUID()}`);
+    try {
+      for (const [path, bytes] of files) {
+        const target = join(staging, ...path.split("/"));
+        await Deno.mkdir(dirname(target), { recursive: true });
+        await Deno.writeFile(target, bytes);
+      }
+      await Deno.rename(staging, dest);
+    } finally {
+      await Deno.remove(staging, { recursive: true }).catch(() => {});
+    }
+    report.created.push(`${shown} (the example ${name}: cargo.build {"plugin": "${name}"})`);
+  }
+}
 
 const AGENT_TEMPLATE = `# The agent: the model it talks to, and how (PROTOCOL section 2).
 #
@@ -129,13 +215,20 @@ export interface InitOptions {
    * then keep it at the host's version (see `shipped_agent.ts`).
    */
   installAgent?: boolean;
+  /**
+   * Install the sources of the example plugins ({@linkcode EXAMPLE_PLUGINS})
+   * in `plugins/<name>/source/`, ready for `cargo.build` (default false).
+   * A source folder that exists is kept as it is.
+   */
+  examples?: boolean;
 }
 
 /**
  * Creates a world, or completes one: folders, commented configuration
  * templates (`config/agent.yaml`, `config/boot.yaml`, `config/limits.yaml`),
- * the SDK and (with `installAgent`) the agent. Never overwrites a file but
- * the host's own (the SDK, and the agent until it was changed).
+ * the SDK, (with `installAgent`) the agent and (with `examples`) the
+ * sources of the example plugins. Never overwrites a file but the host's
+ * own (the SDK, and the agent until it was changed).
  * Asks nothing, reads no variables.
  *
  * @example
@@ -165,6 +258,7 @@ export async function initWorld(root: string, options: InitOptions = {}): Promis
     }
     if (agent.note) report.notes.push(agent.note);
   }
+  if (options.examples) await installExamples(world, report);
   const templates = [
     [world.agentConfigPath, AGENT_TEMPLATE],
     [world.bootPath, BOOT_TEMPLATE],

@@ -7,7 +7,7 @@
  */
 import { uuidv7 } from "uuidv7";
 import type { LoadedComponent } from "./components/cache.ts";
-import { ErrorCode, type Message, RpcError } from "./jsonrpc.ts";
+import { ErrorCode, type ErrorObject, type Message, RpcError } from "./jsonrpc.ts";
 import type { Journal } from "./journal.ts";
 import type { CoreFiles } from "./core_files.ts";
 import type { NativePlugin } from "./native.ts";
@@ -85,7 +85,7 @@ export class ProcessManager {
   readonly #agentEnv: AgentEnv;
   #accepting = true;
   /** Where messages from processes go (the router). */
-  onMessages: MessageHandler = () => {};
+  readonly #onMessages: MessageHandler;
   /** How services and crashes of workers are supervised. */
   readonly supervision: Readonly<SupervisionOptions>;
   /** Crashes of workers, and the plugins refused for them. */
@@ -103,7 +103,10 @@ export class ProcessManager {
     limits?: Limits;
     /** The plugins the host implements itself, by name (`cargo`). */
     natives?: Record<string, NativePlugin>;
+    /** Where the messages processes write go (the router's `receive`). */
+    onMessages: MessageHandler;
   }) {
+    this.#onMessages = deps.onMessages;
     this.#world = deps.world;
     this.#versions = deps.versions;
     this.#pool = deps.pool;
@@ -127,7 +130,6 @@ export class ProcessManager {
         plugin,
         `calls of ${plugin} are accepted again: ${why} (${refused} refused meanwhile)`,
       );
-    deps.pool.onCrash = (crash) => this.#workerCrashed(crash);
     const files = deps.pool.openFiles;
     if (files.source === "fallback") {
       this.#journal.event(
@@ -267,6 +269,25 @@ export class ProcessManager {
       this.stop(process, `its parent ${request.parent.pid} ended`);
     }
     return process;
+  }
+
+  /**
+   * Gives a process's answer to its caller (see `Process.answer`); an error
+   * answer is journaled with the call and the caller, so `core.log` finds a
+   * call its plugin refused (PROTOCOL section 7). False when nothing was sent.
+   */
+  answer(process: Process, body: { result: unknown } | { error: ErrorObject }): boolean {
+    const origin = process.origin;
+    if (!process.answer(body)) return false;
+    if ("error" in body && origin) {
+      this.#journal.event(
+        process.pid,
+        process.plugin,
+        `answered ${process.plugin}.${process.method} from ${origin.peer.name} with error ` +
+          `${body.error.code}: ${clip(String(body.error.message))}`,
+      );
+    }
+    return true;
   }
 
   /**
@@ -437,8 +458,8 @@ export class ProcessManager {
     const method = Object.hasOwn(native.methods, request.method)
       ? native.methods[request.method]
       : undefined;
-    const answer = (body: { result: unknown } | { error: ReturnType<RpcError["toObject"]> }) => {
-      process.answer(body);
+    const answer = (body: { result: unknown } | { error: ErrorObject }) => {
+      this.answer(process, body);
     };
     const job = method
       ? method({
@@ -521,7 +542,7 @@ export class ProcessManager {
         );
       }
     }
-    if (messages.length > 0) this.onMessages(process, messages);
+    if (messages.length > 0) this.#onMessages(process, messages);
   }
 
   #stderr(process: Process, lines: string[], dropped: number): void {
@@ -535,8 +556,11 @@ export class ProcessManager {
     }
   }
 
-  /** A worker crashed: journal what ran on it, and charge the plugins (see `supervision.ts`). */
-  #workerCrashed(crash: CrashReport): void {
+  /**
+   * A worker crashed: journal what ran on it, and charge the plugins (see
+   * `supervision.ts`). The pool's `onCrash`, before its processes' exits.
+   */
+  workerCrashed(crash: CrashReport): void {
     const plugins = new Set<string>();
     for (const pid of crash.pids) {
       const p = this.#processes.get(pid);
@@ -635,7 +659,11 @@ function exitText(report: ExitReport): string {
 }
 
 function paramsText(params: Record<string, unknown>): string {
-  const text = JSON.stringify(params);
+  return clip(JSON.stringify(params));
+}
+
+/** A text for a journal line, cut with a mark that says how long it was. */
+function clip(text: string): string {
   return text.length > MAX_PARAMS_IN_JOURNAL
     ? `${text.slice(0, MAX_PARAMS_IN_JOURNAL)}… (${text.length} characters)`
     : text;

@@ -10,6 +10,8 @@
  *   dropped.
  * - A notification to `plugin.method` starts an attached process that gets
  *   the notification; `core.notify` reaches the caller of the process.
+ * - A request the host refuses (no such plugin or method, bad params, an ID
+ *   in flight) is journaled with its error (PROTOCOL section 7).
  *
  * @module
  */
@@ -29,7 +31,7 @@ import {
 import type { Journal } from "./journal.ts";
 import { LimitError } from "./limits.ts";
 import { CrashRefusal } from "./supervision.ts";
-import { CORE, splitMethod } from "./names.ts";
+import { CORE, isPluginName, splitMethod } from "./names.ts";
 import { type Peer, Process } from "./process.ts";
 import type { ProcessManager } from "./process_table.ts";
 import { valueTooDeep } from "../runtime/json_depth.ts";
@@ -53,9 +55,11 @@ export class Router implements CallRouter {
     this.#processes = options.processes;
     this.#journal = options.journal;
     this.core = options.core(this);
-    options.processes.onMessages = (from, messages) => {
-      for (const m of messages) this.receive(from, m);
-    };
+  }
+
+  /** Handles the messages a process wrote, in order (the process table's `onMessages`). */
+  receiveAll(from: Process, messages: unknown[]): void {
+    for (const m of messages) this.receive(from, m);
   }
 
   /** Handles one message from `peer`. */
@@ -130,8 +134,8 @@ export class Router implements CallRouter {
     if (!(peer instanceof Process)) return;
     if (id === peer.pid) {
       const answered = "error" in response && response.error !== undefined
-        ? peer.answer({ error: response.error })
-        : peer.answer({ result: response.result ?? null });
+        ? this.#processes.answer(peer, { error: response.error })
+        : this.#processes.answer(peer, { result: response.result ?? null });
       if (answered) return;
     }
     const why = id === peer.pid ? "late (the call was answered already)" : "unknown";
@@ -153,19 +157,42 @@ export class Router implements CallRouter {
         return;
       }
       if (!peer.reserveCall(id, method)) {
-        peer.deliver(error(
-          id,
-          new RpcError(
-            ErrorCode.InvalidRequest,
-            `the id ${idKey(id)} is already in flight: use a new id per call`,
-          ),
-        ));
+        const refusal = new RpcError(
+          ErrorCode.InvalidRequest,
+          `the id ${idKey(id)} is already in flight: use a new id per call`,
+        );
+        this.#refused(peer, method, params, refusal);
+        peer.deliver(error(id, refusal));
         return;
       }
     }
     this.call(peer, id, method, params).catch((e) => {
-      peer.deliver(error(id, toRpcError(e)));
+      const refusal = toRpcError(e);
+      // the process table journaled these, rate-limited (a limit) or counted (a refusal)
+      if (!(e instanceof LimitError || e instanceof CrashRefusal)) {
+        this.#refused(peer, method, params, refusal);
+      }
+      peer.deliver(error(id, refusal));
     });
+  }
+
+  /**
+   * Journals a request the host answered with an error instead of running it:
+   * under the caller's process (none for a client such as `console`) and the
+   * plugin called, so `core.log` finds it by either.
+   */
+  #refused(peer: Peer, method: string, params: Record<string, unknown>, e: RpcError): void {
+    const target = splitMethod(method)?.target;
+    const caller = peer instanceof Process ? peer : null;
+    const plugin = target !== undefined && target !== CORE && isPluginName(target)
+      ? target
+      : caller?.plugin ?? null;
+    this.#journal.event(
+      caller?.pid ?? null,
+      plugin,
+      `refused the call ${clip(method, 200)} ${clip(JSON.stringify(params) ?? "", 500)} ` +
+        `from ${peer.name}: error ${e.code}: ${clip(e.message, 2000)}`,
+    );
   }
 
   #notification(peer: Peer, method: string, params: Record<string, unknown>): void {
@@ -185,6 +212,11 @@ export class Router implements CallRouter {
       notification("core.notify", { call: from.origin.id, name, params: params ?? {} }),
     );
   }
+}
+
+/** `text`, cut at `max` characters with a mark that says how long it was. */
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text;
 }
 
 /** Any thrown value as a JSON-RPC error. */

@@ -151,6 +151,7 @@ Deno.test("a set whose second file cannot be written changes not at all: the fir
       { plugin: "notes", wasm: await stage(w, "notes_v2") },
       { plugin: "blocked", wasm: await stage(w, "probe") },
     ],
+    force: true, // the probe calls itself probe: without force its title refuses it first
   });
   assert.equal(r.error?.code, -32000, JSON.stringify(r.error));
   assert.match(
@@ -236,12 +237,22 @@ Deno.test("bad activations: not a component, a missing file, bad params, nothing
   const nothing = await w.request("core.revert", { plugin: "notes" });
   assert.equal(nothing.error?.code, -32602);
   assert.match(nothing.error!.message, /no previous version/);
+  // the probe's document calls it probe, another plugin of this world: only with force
+  const probe = await stage(w, "probe");
+  const titled = await w.request("core.activate", { plugin: "probe2", wasm: probe });
+  assert.equal(titled.error?.code, -32003);
+  assert.match(titled.error!.message, /calls itself "probe" .*another plugin of this world/);
   const unavailable = await w.request("core.activate", {
     plugin: "probe2",
-    wasm: await stage(w, "probe"),
+    wasm: probe,
+    force: true,
   });
   // the probe answers rpc.discover: a new plugin can be activated from nothing
   assert.equal(unavailable.error, undefined, unavailable.error?.message);
+  assert.match(
+    (unavailable.result as { $report: { warnings: string[] } }).$report.warnings[0],
+    /calls itself "probe"/,
+  );
   assert.ok((await Deno.stat(join(w.root, "plugins", "probe2", "plugin.wasm"))).isFile);
 });
 

@@ -7,6 +7,8 @@
  * - {@linkcode checkImport}: one consumer's import of one provider.
  * - {@linkcode checkWorld}: every import of every plugin (the graph).
  * - {@linkcode renderRejection}: the message of a rejected activation.
+ * - {@linkcode compareVersions}: the methods a new version removes, and
+ *   whether it looks like another plugin.
  *
  * @example
  * ```ts
@@ -43,6 +45,12 @@ export type {
   ProblemKind,
   ProblemOutside,
 } from "./problems.ts";
+export {
+  compareVersions,
+  type IdentityProblem,
+  methodLabels,
+  type VersionChange,
+} from "./identity.ts";
 export type { PathSegment, Reason } from "./reason.ts";
 export { capitalize, explainReason, pathText, type ReasonLabels } from "./explain.ts";
 export {

@@ -245,9 +245,26 @@ async fn call(args: &Value, ctx: &Ctx) -> Outcome {
                     "ok, {} tests passed",
                     o["tests"]["passed"].as_u64().unwrap_or(0)
                 ),
-                // core.activate and core.revert answer with the new documents by plugin
-                Value::Object(o) if !o.is_empty() && o.values().all(|d| d.get("openrpc").is_some()) => {
-                    format!("ok, active: {}", o.keys().cloned().collect::<Vec<_>>().join(", "))
+                // core.activate and core.revert answer with the new documents by plugin, and a
+                // `$report` of what the new versions remove and warn of
+                Value::Object(o)
+                    if o.keys().any(|k| !k.starts_with('$'))
+                        && o.iter().filter(|(k, _)| !k.starts_with('$')).all(|(_, d)| d.get("openrpc").is_some()) =>
+                {
+                    let active: Vec<_> = o.keys().filter(|k| !k.starts_with('$')).cloned().collect();
+                    let removed: Vec<String> = o
+                        .get("$report")
+                        .and_then(|r| r["removed"].as_object())
+                        .map(|r| r.values().flat_map(|v| v.as_array().cloned().unwrap_or_default()))
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|m| m.as_str().map(String::from))
+                        .collect();
+                    let mut line = format!("ok, active: {}", active.join(", "));
+                    if !removed.is_empty() {
+                        line.push_str(&format!("; removed {}", removed.join(", ")));
+                    }
+                    line
                 }
                 _ => format!("ok, {}", clip_line(&result.to_string(), 60)),
             };
