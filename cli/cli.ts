@@ -4,6 +4,8 @@
  * ```text
  * sausage [WORLD]                      the console (default world: created when missing)
  * sausage --headless WORLD             no console; until SIGTERM/SIGINT (0) or core.exit (75)
+ *                                      (--http [ADDR:]PORT also serves the web page)
+ * sausage web [WORLD]                  the console and the web page together
  * sausage init [WORLD]                 create a world, never overwriting a file
  * sausage call WORLD METHOD [PARAMS]   one call; the result or the error object as JSON
  *                                      (--params-file FILE, or - for stdin, in place of PARAMS);
@@ -29,6 +31,9 @@ import { type HostView, LocalHostView } from "../core/host_view.ts";
 import type { Response } from "../core/jsonrpc.ts";
 import { type Entry, Journal, type LogQuery, QueryError } from "../core/journal.ts";
 import { runComponent } from "./run_command.ts";
+import { registerOpsCommands } from "./ops_commands.ts";
+import { startFailure } from "./preflight.ts";
+import type { HttpAddress, WebServer } from "../web/server.ts";
 import { WorldError } from "../core/world.ts";
 import { initWorld } from "../core/init.ts";
 
@@ -94,7 +99,7 @@ async function startHost(
       onNote: (text) => console.error(pc.dim(`sausage: ${text}`)),
     });
   } catch (e) {
-    fail((e as Error).message, errorCode(e));
+    fail(startFailure(e, world, resolveCacheDir(cacheDir)), errorCode(e));
   }
 }
 
@@ -117,7 +122,64 @@ function listenForStop(): { stopped: Promise<void>; onAgain: (f: () => void) => 
   return { stopped: promise, onAgain: (f) => again = f };
 }
 
-async function headless(world: string, cacheDir: string | undefined): Promise<number> {
+/** `--http [ADDR:]PORT`, parsed before the host starts (a typo is exit 2). */
+async function httpAddress(text: string | undefined): Promise<HttpAddress | undefined> {
+  if (text === undefined) return undefined;
+  const { AddressError, parseHttpAddress } = await import("../web/server.ts");
+  try {
+    return parseHttpAddress(text);
+  } catch (e) {
+    if (e instanceof AddressError) fail(e.message, ExitCode.Usage);
+    throw e;
+  }
+}
+
+/**
+ * The web page on its own view of `host`; prints where it is. A port that
+ * cannot be had shuts the host down and ends the command (exit 1).
+ */
+async function serveWeb(
+  host: Host,
+  address: HttpAddress,
+  started?: Date,
+): Promise<{ close(): Promise<void> }> {
+  const { startWebServer } = await import("../web/server.ts");
+  const { McpHttp } = await import("../mcp/http.ts");
+  const view = new LocalHostView(host, started);
+  // each MCP session is a front end of its own: what it called stops when it ends
+  const mcp = new McpHttp(() => new LocalHostView(host, started), {
+    log: (text) => console.error(pc.dim(`sausage mcp: ${text}`)),
+  });
+  let server: WebServer;
+  try {
+    server = await startWebServer(view, { ...address, mcp });
+  } catch (e) {
+    await view.close();
+    await host.shutdown();
+    fail((e as Error).message);
+  }
+  console.error(
+    `sausage: the web page is at ${server.url}` +
+      `\nsausage: MCP clients reach the world at ${server.origin}/mcp (Streamable HTTP)` +
+      (server.token
+        ? "\nsausage: (the token in it is needed off this machine's loopback; MCP clients send " +
+          "it as Authorization: Bearer)"
+        : ""),
+  );
+  return {
+    async close() {
+      await mcp.close();
+      await server.close();
+      await view.close("the web server stopped");
+    },
+  };
+}
+
+async function headless(
+  world: string,
+  cacheDir: string | undefined,
+  http?: HttpAddress,
+): Promise<number> {
   const signals = listenForStop();
   const host = await startHost(world, cacheDir);
   signals.onAgain(() => host.killAll());
@@ -128,11 +190,13 @@ async function headless(world: string, cacheDir: string | undefined): Promise<nu
         ? `\nsausage: reach it with sausage attach|call|ps|log|stop|kill ${host.world.root}`
         : ""),
   );
+  const web = http ? await serveWeb(host, http, endpoint?.started) : undefined;
   const code = await Promise.race([
     signals.stopped.then(() => ExitCode.Ok as number),
     host.exitRequested,
   ]);
   console.error(`sausage: stopping${code === ExitCode.CoreExit ? " (core.exit)" : ""}…`);
+  await web?.close();
   await endpoint?.close();
   await host.shutdown();
   return code;
@@ -141,6 +205,7 @@ async function headless(world: string, cacheDir: string | undefined): Promise<nu
 async function consoleMode(
   world: string | undefined,
   cacheDir: string | undefined,
+  http?: HttpAddress,
 ): Promise<number> {
   let root = world;
   if (root === undefined) {
@@ -159,10 +224,12 @@ async function consoleMode(
   }
   const host = await startHost(root, cacheDir);
   const endpoint = await ControlEndpoint.listen(host);
+  const web = http ? await serveWeb(host, http, endpoint?.started) : undefined;
   const view = new LocalHostView(host, endpoint?.started);
   const { runConsole } = await import("../console/console.ts");
   const code = await runConsole(view, { interrupt: () => host.killAll() });
   await view.close("the console ended");
+  await web?.close();
   await endpoint?.close();
   await host.shutdown();
   return code;
@@ -612,6 +679,10 @@ export function buildProgram(done: (code: number) => void): Command {
       "--headless",
       "run without a console until SIGTERM or SIGINT (exit 0) or core.exit (exit 75)",
     )
+    .option(
+      "--http <[addr:]port>",
+      "also serve the web page and its API (address default 127.0.0.1; elsewhere a token is needed)",
+    )
     .addOption(cacheOption())
     .enablePositionalOptions()
     .exitOverride() // before the commands: they inherit it
@@ -631,23 +702,47 @@ raised in WORLD/config/limits.yaml, read at start (PROTOCOL 3.10).
 A console or headless host listens on WORLD/state/core/control/socket:
 attach, call, ps, log, stop and kill reach it there (PROTOCOL section 12).`,
     )
-    .action(async (world: string | undefined, opts: { headless?: boolean; cacheDir?: string }) => {
-      if (opts.headless) {
-        if (!world) {
-          fail("--headless needs a WORLD folder: sausage --headless WORLD", ExitCode.Usage);
+    .action(
+      async (
+        world: string | undefined,
+        opts: { headless?: boolean; cacheDir?: string; http?: string },
+      ) => {
+        const http = await httpAddress(opts.http);
+        if (opts.headless) {
+          if (!world) {
+            fail("--headless needs a WORLD folder: sausage --headless WORLD", ExitCode.Usage);
+          }
+          done(await headless(world, opts.cacheDir, http));
+        } else {
+          done(await consoleMode(world, opts.cacheDir, http));
         }
-        done(await headless(world, opts.cacheDir));
-      } else {
-        done(await consoleMode(world, opts.cacheDir));
-      }
+      },
+    );
+
+  program.command("web")
+    .description(
+      "the console and the web page together (the page at http://127.0.0.1:" +
+        "7411/ unless --http says otherwise)",
+    )
+    .argument("[world]", "the world folder (default: " + defaultWorld() + ")")
+    .option(
+      "--http <[addr:]port>",
+      "where the page listens (default 127.0.0.1:7411; another address needs the printed token)",
+      "127.0.0.1:7411",
+    )
+    .addOption(cacheOption())
+    .action(async (world: string | undefined, opts: { http: string }, command: Command) => {
+      const http = await httpAddress(opts.http);
+      done(await consoleMode(world, cacheDirOf(command), http));
     });
 
   program.command("init")
     .description("create a world (folders and commented config files); never overwrites a file")
     .argument("[world]", "the world folder", defaultWorld())
     .addOption(cacheOption())
-    .action(async (world: string) => {
-      const report = await initWorld(world, { installAgent: true })
+    .option("--examples", "also install the sources of the example plugins notes, www and secrets")
+    .action(async (world: string, opts: { examples?: boolean }) => {
+      const report = await initWorld(world, { installAgent: true, examples: opts.examples })
         .catch((e) => fail((e as Error).message, errorCode(e)));
       for (const path of report.created) console.log(`created ${path}`);
       for (const path of report.kept) console.log(`kept    ${path} (already there)`);
@@ -810,6 +905,7 @@ world cannot be run; 75 a plugin called core.exit.`,
       },
     );
 
+  registerOpsCommands(program, done); // --version, help, --log-format, doctor, cache, health
   return program;
 }
 

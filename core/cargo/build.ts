@@ -22,6 +22,7 @@ import type { NativeContext, NativePlugin } from "../native.ts";
 import { pluginNameProblem } from "../names.ts";
 import { findWasmToolchain, ToolchainMissing, WASM_TARGET } from "./toolchain.ts";
 import { sdkForBuild, SdkUnusable } from "./sdk.ts";
+import { afterBuild } from "../components/cache_gc.ts";
 import type { World } from "../world.ts";
 
 /** What the builder needs from the host. */
@@ -164,6 +165,9 @@ export function cargoPlugin(options: BuilderOptions): NativePlugin {
           return await deliver(job, built, ctx);
         } finally {
           await Deno.remove(job.work, { recursive: true }).catch(() => {});
+          // the cache is bounded after each build, failed ones too: they fill the target folder
+          const over = await afterBuild(options.cacheDir, job.targetDir).catch((e) => `${e}`);
+          if (over) ctx.log(`warning: ${over}`);
         }
       },
     },

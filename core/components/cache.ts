@@ -175,6 +175,8 @@ export class ComponentCache {
     const entryDir = join(this.dir, "components", hash);
     let component = await this.#read(entryDir);
     let stored = component !== null;
+    // the last use, for `sausage cache gc` and the limit (cache_gc.ts): once per load of a host
+    if (stored) await markUsed(entryDir);
     if (!component) {
       this.onTranspile?.(name);
       const transpiled = await this.#transpiler.transpile(bytes, name);
@@ -260,4 +262,12 @@ export class ComponentCache {
       if (!(await this.#read(entryDir))) throw e;
     }
   }
+}
+
+/** The file whose mtime is an entry's last use (its `meta.json` tells when it was written). */
+export const USED_MARKER = ".used";
+
+/** Marks an entry as used now; a read-only cache keeps the old time. */
+async function markUsed(entryDir: string): Promise<void> {
+  await Deno.writeTextFile(join(entryDir, USED_MARKER), "").catch(() => {});
 }
