@@ -9,6 +9,7 @@ import { basename, resolve } from "node:path";
 import { ComponentCache } from "../core/components/cache.ts";
 import { WorkerPool } from "../core/pool.ts";
 import type { DirectoryMount } from "../runtime/messages.ts";
+import { type FileSystem, FileSystemServer, HostFileSystem } from "../vfs/mod.ts";
 
 /** Options of `sausage run`. */
 export interface RunOptions {
@@ -44,7 +45,8 @@ export function parseEnv(env: string[]): [string, string][] {
 
 /** Runs the component and returns its exit status (134 for a trap). */
 export async function runComponent(options: RunOptions): Promise<number> {
-  const mounts = parseDirs(options.dirs);
+  // each folder is also a layer of this thread, which makes the links the worker cannot
+  const mounts = parseDirs(options.dirs).map((m, i) => ({ ...m, layer: `dir:${i}` }));
   const env = parseEnv(options.env);
   const cache = new ComponentCache(options.cacheDir);
   cache.onWarning = (m) => console.error(`sausage: ${m}`);
@@ -59,6 +61,7 @@ export async function runComponent(options: RunOptions): Promise<number> {
       net: true,
     },
     onFault: (m) => console.error(`sausage: worker fault: ${m}`),
+    files: mountLayers(mounts),
   });
   await pool.start();
   const pid = `run-${crypto.randomUUID()}`;
@@ -95,6 +98,22 @@ export async function runComponent(options: RunOptions): Promise<number> {
   pump.stop();
   pool.close();
   return status;
+}
+
+/** Serves each `--dir` folder as a layer, opened at its first use. */
+function mountLayers(mounts: Required<DirectoryMount>[]): FileSystemServer {
+  const layers = new Map<string, FileSystem>();
+  return new FileSystemServer((name) => {
+    const mount = mounts.find((m) => m.layer === name);
+    if (!mount) return undefined;
+    let fs = layers.get(name);
+    if (!fs) {
+      // the same options as the worker's layer: links stay as they are on the host
+      fs = new HostFileSystem(mount.hostPath, { keepHostLinks: true });
+      layers.set(name, fs);
+    }
+    return fs;
+  });
 }
 
 async function writeAll(out: { write(p: Uint8Array): Promise<number> }, data: Uint8Array) {

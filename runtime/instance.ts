@@ -5,6 +5,7 @@
  * @module
  */
 import {
+  type DirectoryMount,
   type ExitReport,
   type FromWorker,
   Interrupt,
@@ -23,10 +24,17 @@ import { LogLineSink, MessageLineSink, type OutputPort, RawSink, StdinSource } f
 import { cliImports, ExitSignal } from "./wasi/cli.ts";
 import { clocksImports } from "./wasi/clocks.ts";
 import { filesystemImports, filesystemImportsFor, releaseFilesystem } from "./wasi/filesystem.ts";
-import { HostFileSystem, MountFileSystem, RemoteFileSystem, type SyncChannel } from "../vfs/mod.ts";
+import {
+  HostFileSystem,
+  MountFileSystem,
+  RemoteFileSystem,
+  type SyncChannel,
+  VfsError,
+} from "../vfs/mod.ts";
 import { InputStream, ioImports, OutputStream } from "./wasi/io.ts";
 import { networkImports, releaseNetwork } from "./wasi/network.ts";
 import { randomImports } from "./wasi/random.ts";
+import { mark, profileImports, profileSource, sendProfile } from "./profile.ts";
 
 /** The jco glue of one component version, loaded once per worker. */
 export interface Glue {
@@ -132,7 +140,7 @@ export class Instance {
           env: spawn.env,
           args: spawn.args,
           cwd: spawn.cwd,
-          stdin: new InputStream(this.#stdin),
+          stdin: new InputStream(profileSource(this.pid, this.#stdin)),
           stdout: new OutputStream(this.#stdout),
           stderr: new OutputStream(this.#stderr),
         }),
@@ -150,11 +158,12 @@ export class Instance {
         (name) => glue.modules[name],
         wasi,
         (module, imports) => {
+          const timed = profileImports(this.pid, imports);
           const core = new WebAssembly.Instance(
             module,
             (needsInterrupts(module)
-              ? { ...imports, [INTERRUPT_MODULE]: sausage }
-              : imports) as WebAssembly.Imports,
+              ? { ...timed, [INTERRUPT_MODULE]: sausage }
+              : timed) as WebAssembly.Imports,
           );
           this.#cores.push(core);
           return core;
@@ -162,7 +171,9 @@ export class Instance {
       );
       if (this.#control.killed !== null) throw new KilledSignal(this.#control.killed);
       this.#control.running = true;
+      mark(this.pid, "w.run");
       await component.run.run();
+      mark(this.pid, "w.returned");
       report = { status: 0, reason: "exited" };
     } catch (e) {
       report = this.#classify(e);
@@ -176,7 +187,13 @@ export class Instance {
    * `/proc`, `/self` and `/run` (served by the host over the files channel).
    */
   #filesystem(spawn: Spawn): Record<string, Record<string, unknown>> {
-    if (!("world" in spawn.files)) return filesystemImports(spawn.files.mounts);
+    if (!("world" in spawn.files)) {
+      // outside a world (`sausage run`), folders opened below a preopen follow Wasmtime's rules
+      return filesystemImports(spawn.files.mounts, {
+        symlink: this.#mountLinks(spawn.files.mounts),
+        bounded: true,
+      });
+    }
     const files = spawn.files;
     const layers = files.layers ??
       { proc: LAYER_PROC, run: LAYER_RUN, self: selfLayer(spawn.pid), world: LAYER_WORLD };
@@ -200,6 +217,24 @@ export class Instance {
       })),
     ]);
     return filesystemImportsFor([{ guestPath: "/", fs: table }]);
+  }
+
+  /**
+   * Makes links in mounted folders through their host layers (`sausage run`
+   * serves one per `--dir`), the innermost folder that holds the path.
+   */
+  #mountLinks(mounts: DirectoryMount[]): ((target: string, hostPath: string) => void) | undefined {
+    if (!mounts.some((m) => m.layer !== undefined)) return undefined;
+    let served: { root: string; fs: RemoteFileSystem }[] | undefined;
+    return (target, hostPath) => {
+      served ??= mounts.filter((m) => m.layer !== undefined).map((m) => ({
+        root: Deno.realPathSync(m.hostPath),
+        fs: new RemoteFileSystem(this.#host.files, m.layer!),
+      })).sort((a, b) => b.root.length - a.root.length);
+      const m = served.find((m) => hostPath === m.root || hostPath.startsWith(`${m.root}/`));
+      if (!m) throw new VfsError("EPERM", "symlink", hostPath);
+      m.fs.symlink(target, hostPath.slice(m.root.length) || "/");
+    };
   }
 
   /** Bytes for stdin. */
@@ -285,6 +320,7 @@ export class Instance {
     }
     this.#host.flush();
     this.#host.post({ t: "exit", pid: this.pid, ...report });
+    sendProfile();
     this.onExit?.();
   }
 }

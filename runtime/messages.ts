@@ -13,6 +13,12 @@ export { LOG_LINES_PER_SECOND, MAX_LOG_LINE_BYTES, MAX_MESSAGE_BYTES } from "../
 export interface DirectoryMount {
   guestPath: string;
   hostPath: string;
+  /**
+   * The host's layer of the same folder over the files channel: the worker
+   * asks it to make symbolic links, which scoped permissions cannot.
+   * Without it, making a link there fails with `EPERM`.
+   */
+  layer?: string;
 }
 
 /**
@@ -123,6 +129,8 @@ export type ToWorker =
     fileBudget: number;
     /** Host sockets the worker's processes may hold open together. */
     socketBudget: number;
+    /** Record the stages of calls (`runtime/profile.ts`); only when the host does. */
+    profile?: boolean;
   }
   | {
     t: "load";

@@ -71,6 +71,7 @@ import {
   type VfsErrorCode,
 } from "./types.ts";
 import { FolderHandle } from "./_folder_handle.ts";
+import { hostDate, rememberTimes, withExactTimes } from "./_exact_times.ts";
 
 /**
  * The default host-side start of the target of a link under the root: a
@@ -556,10 +557,11 @@ export class HostFileSystem implements FileSystem {
     const host = follow ? this.#follow(path, "utimes") : this.#noFollow(path, "utimes");
     try {
       const info = Deno.lstatSync(host);
-      const a = _seconds(atime, info.atime);
-      const m = _seconds(mtime, info.mtime);
+      const a = hostDate(atime, info.atime);
+      const m = hostDate(mtime, info.mtime);
       if (info.isSymlink) lutimesSync(host, a, m);
       else Deno.utimeSync(host, a, m);
+      rememberTimes(_stat(Deno.lstatSync(host)), atime, mtime);
     } catch (e) {
       throw _fromHost(e, "utimes", path);
     }
@@ -1032,7 +1034,8 @@ class _HostFile implements FileHandle {
     const file = this.#open("futimes");
     try {
       const info = atime === null || mtime === null ? file.statSync() : undefined;
-      file.utimeSync(_seconds(atime, info?.atime ?? null), _seconds(mtime, info?.mtime ?? null));
+      file.utimeSync(hostDate(atime, info?.atime ?? null), hostDate(mtime, info?.mtime ?? null));
+      rememberTimes(_stat(file.statSync()), atime, mtime);
     } catch (e) {
       throw _fromHost(e, "futimes", this.path);
     }
@@ -1127,7 +1130,7 @@ function _lstatKind(host: string): FileKind {
 }
 
 function _stat(info: Deno.FileInfo): Stat {
-  return {
+  return withExactTimes({
     kind: _kind(info),
     size: info.size,
     nlink: info.nlink ?? 1,
@@ -1137,14 +1140,7 @@ function _stat(info: Deno.FileInfo): Stat {
     atimeMs: info.atime?.getTime() ?? null,
     mtimeMs: info.mtime?.getTime() ?? null,
     ctimeMs: info.ctime?.getTime() ?? null,
-  };
-}
-
-/** A {@linkcode TimeSpec} as the seconds the host calls take. */
-function _seconds(spec: TimeSpec, current: Date | null): number {
-  if (spec === "now") return Date.now() / 1000;
-  if (spec === null) return current === null ? Date.now() / 1000 : current.getTime() / 1000;
-  return spec / 1000;
+  });
 }
 
 /** Deno error classes without a `code`, by name. */

@@ -585,8 +585,10 @@ function _byteLength(text: string): number {
 
 function _setTimes(node: _Node, atime: TimeSpec, mtime: TimeSpec): void {
   const now = Date.now();
-  if (atime !== null) node.atimeMs = atime === "now" ? now : atime;
-  if (mtime !== null) node.mtimeMs = mtime === "now" ? now : mtime;
+  const ms = (t: Exclude<TimeSpec, null>) =>
+    t === "now" ? now : typeof t === "number" ? t : t.seconds * 1000 + t.nanoseconds / 1e6;
+  if (atime !== null) node.atimeMs = ms(atime);
+  if (mtime !== null) node.mtimeMs = ms(mtime);
   node.ctimeMs = now;
 }
 

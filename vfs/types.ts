@@ -158,6 +158,17 @@ export interface Stat {
   mtimeMs: number | null;
   /** Last change of the status (metadata), in milliseconds since the epoch. */
   ctimeMs: number | null;
+  /** {@linkcode atimeMs} to the nanosecond, where the layer knows it. */
+  atimeExact?: Timestamp;
+  /** {@linkcode mtimeMs} to the nanosecond, where the layer knows it. */
+  mtimeExact?: Timestamp;
+}
+
+/** A time to the nanosecond: whole seconds since the epoch and the nanoseconds after them. */
+export interface Timestamp {
+  seconds: number;
+  /** 0 to 999,999,999. */
+  nanoseconds: number;
 }
 
 /** One entry of a folder listing. */
@@ -173,8 +184,11 @@ export interface DirEntry {
   undecodable?: boolean;
 }
 
-/** A new timestamp: milliseconds since the epoch, `"now"`, or `null` to keep the old one. */
-export type TimeSpec = number | "now" | null;
+/**
+ * A new timestamp: milliseconds since the epoch, an exact {@linkcode Timestamp},
+ * `"now"`, or `null` to keep the old one.
+ */
+export type TimeSpec = number | Timestamp | "now" | null;
 
 /** How {@linkcode FileSystem.open} opens a path. */
 export interface OpenOptions {

@@ -22,6 +22,11 @@
  *   (WASI says `not-permitted` for both): with `chroot` semantics it names a
  *   path of the layer, never of the host. Deno makes links only with unscoped
  *   permissions: a worker passes {@linkcode FilesystemOptions.symlink}.
+ *   With {@linkcode FilesystemOptions.bounded} (`sausage run`), a folder
+ *   opened below a preopen follows Wasmtime instead: no `..` above it, no
+ *   absolute link target made through it.
+ * - Times are passed and read to the nanosecond where the layer keeps them
+ *   (`Stat.atimeExact`, `mtimeExact`), else in milliseconds.
  * - Permissions come from the layer: a read-only layer refuses changes with
  *   `read-only`. The `mutate-directory` flag of a descriptor is reported as
  *   it was opened with (a preopen has it unless its layer is read-only) but
@@ -55,6 +60,7 @@ import {
   HostFileSystem,
   type Stat,
   type TimeSpec,
+  type Timestamp,
   VfsError,
   type VfsErrorCode,
 } from "../../vfs/mod.ts";
@@ -211,6 +217,8 @@ export function setHostFileBudget(files: number): void {
 /** The state of one process: its descriptor count and its open files. */
 class _Process {
   descriptors = 0;
+  /** Nothing may lead above an opened folder (see {@linkcode FilesystemOptions.bounded}). */
+  bounded = false;
   readonly files = new Set<_OpenFile>();
   released = false;
 }
@@ -584,6 +592,8 @@ export class Descriptor {
   /** Makes a symbolic link at `newPath` whose content is `oldPath`. */
   symlinkAt(oldPath: string, newPath: string): void {
     try {
+      // an absolute target names the root, above a bounded folder
+      if (this.#process.bounded && this.#counted && oldPath.startsWith("/")) throw "not-permitted";
       const [target, slash] = this.#at(newPath);
       if (slash) {
         if (!_existsAt(this.#fs, target)) throw "no-entry";
@@ -686,6 +696,7 @@ export class Descriptor {
     const base = this.#openDir();
     if (path === "") throw "no-entry";
     if (path.charCodeAt(0) === 47) throw "not-permitted";
+    if (this.#process.bounded && this.#counted) _checkBounded(path);
     const slash = path.charCodeAt(path.length - 1) === 47;
     let rel = path;
     if (_NEEDS_CLEANING.test(path)) {
@@ -870,6 +881,17 @@ const _LAST_IS_DOT = /(?:^|\/)\.\/*$/;
 /** Cleans `//`, `.` components and a trailing `/` out of a relative path. */
 const _NEEDS_CLEANING = /\/\/|(?:^|\/)\.(?:\/|$)|\/$/;
 
+/** `not-permitted` when the `..` of a relative path, taken as written, climb above its start. */
+function _checkBounded(path: string): void {
+  if (!path.includes("..")) return;
+  let depth = 0;
+  for (const part of path.split("/")) {
+    if (part === "..") {
+      if (--depth < 0) throw "not-permitted";
+    } else if (part !== "" && part !== ".") depth++;
+  }
+}
+
 const _TYPES: Record<FileKind, DescriptorType> = {
   "file": "regular-file",
   "directory": "directory",
@@ -961,9 +983,10 @@ function _existsAt(fs: FileSystem, path: string): boolean {
   }
 }
 
-function _datetime(ms: number | null): Datetime | undefined {
+function _datetime(ms: number | null, exact?: Timestamp): Datetime | undefined {
   // WASI datetimes are unsigned: a time before 1970 is not reported.
   if (ms === null || !(ms >= 0)) return undefined;
+  if (exact) return { seconds: BigInt(exact.seconds), nanoseconds: exact.nanoseconds };
   const seconds = Math.floor(ms / 1000);
   const nanoseconds = Math.min(999_999_999, Math.round((ms - seconds * 1000) * 1e6));
   return { seconds: BigInt(seconds), nanoseconds };
@@ -974,8 +997,8 @@ function _descriptorStat(stat: Stat): DescriptorStat {
     type: _TYPES[stat.kind],
     linkCount: BigInt(stat.nlink),
     size: BigInt(stat.size),
-    dataAccessTimestamp: _datetime(stat.atimeMs),
-    dataModificationTimestamp: _datetime(stat.mtimeMs),
+    dataAccessTimestamp: _datetime(stat.atimeMs, stat.atimeExact),
+    dataModificationTimestamp: _datetime(stat.mtimeMs, stat.mtimeExact),
     statusChangeTimestamp: _datetime(stat.ctimeMs),
   };
 }
@@ -988,7 +1011,10 @@ function _timeSpec(t: NewTimestamp): TimeSpec {
       return "now";
     case "timestamp": {
       if (t.val.seconds > BigInt(Math.floor(Number.MAX_SAFE_INTEGER / 1000))) throw "overflow";
-      return Number(t.val.seconds) * 1000 + t.val.nanoseconds / 1e6;
+      // to the nanosecond: milliseconds in a double would lose them (a second or more of
+      // nanoseconds carries, as in Wasmtime)
+      const carry = Math.floor(t.val.nanoseconds / 1e9);
+      return { seconds: Number(t.val.seconds) + carry, nanoseconds: t.val.nanoseconds % 1e9 };
     }
   }
 }
@@ -1022,8 +1048,12 @@ const _processes = new WeakMap<object, _Process>();
  * const imports = filesystemImportsFor([{ guestPath: "/", fs }]);
  * ```
  */
-export function filesystemImportsFor(preopens: Preopen[]): Record<string, Record<string, unknown>> {
+export function filesystemImportsFor(
+  preopens: Preopen[],
+  options: Pick<FilesystemOptions, "bounded"> = {},
+): Record<string, Record<string, unknown>> {
   const process = new _Process();
+  process.bounded = options.bounded === true;
   const getDirectories = (): [Descriptor, string][] =>
     preopens.map(({ guestPath, fs, path }) => {
       const handle = fs.open(path ?? "/", { read: true, directory: true });
@@ -1045,6 +1075,14 @@ export interface FilesystemOptions {
    * itself: without this, `symlink-at` fails with `not-permitted`.
    */
   symlink?: (target: string, hostPath: string) => void;
+  /**
+   * A folder opened below a preopen is a capability for that folder only, as
+   * in Wasmtime: a path given to it whose `..` (taken as written) climb above
+   * it, and a link made through it with an absolute target, are
+   * `not-permitted`. A preopen keeps the rules of a `chroot` (`..` at its
+   * root stays there). Without it, every folder has those rules.
+   */
+  bounded?: boolean;
 }
 
 /**
@@ -1078,7 +1116,7 @@ export function filesystemImports(
     }
     return { guestPath, fs };
   });
-  return filesystemImportsFor(preopens);
+  return filesystemImportsFor(preopens, options);
 }
 
 /**
