@@ -38,14 +38,18 @@ import { builds } from "./host/builds.ts";
 import { agent } from "./host/agent.ts";
 import { control } from "./host/control.ts";
 import { mcp } from "./host/mcp.ts";
+import { web } from "./host/web.ts";
+import { wasmtime } from "./host/wasmtime.ts";
 import type { Section } from "./section.ts";
 
 /** Every section, in the order they run. Add new sections here. */
 export const SECTIONS: Section[] = [
   latency,
+  wasmtime,
   throughput,
   control,
   mcp,
+  web,
   ready,
   memory,
   vfs,

@@ -16,6 +16,7 @@
 import type { LoadedComponent } from "./components/cache.ts";
 import type { WorkerCrash } from "./supervision.ts";
 import { type FileSystemServer, SyncChannel } from "../vfs/mod.ts";
+import { mark, profiling } from "../runtime/profile.ts";
 import {
   type DirectoryMount,
   type ExitReport,
@@ -77,6 +78,11 @@ export interface PoolOptions {
   files?: FileSystemServer;
   /** Told about worker faults (bugs), for the journal. */
   onFault?: (message: string) => void;
+  /**
+   * Told when a worker crashed, before its processes' `exit` events (the
+   * process table charges the crash and journals it).
+   */
+  onCrash?: (crash: CrashReport) => void;
   /**
    * For tests only: a process that writes exactly this line to stderr makes
    * its worker throw an uncaught error (a crash, as a bug in the worker would).
@@ -232,6 +238,7 @@ class PluginWorker {
       files: this.files.buffer,
       fileBudget: budgets.files,
       socketBudget: budgets.sockets,
+      ...(profiling() ? { profile: true } : {}),
     });
   }
 
@@ -263,8 +270,8 @@ class PluginWorker {
 /** The plugin workers and the processes on them. */
 export class WorkerPool {
   readonly #options:
-    & Required<Omit<PoolOptions, "onFault" | "files" | "crashMarker">>
-    & Pick<PoolOptions, "onFault" | "files" | "crashMarker">;
+    & Required<Omit<PoolOptions, "onFault" | "onCrash" | "files" | "crashMarker">>
+    & Pick<PoolOptions, "onFault" | "onCrash" | "files" | "crashMarker">;
   readonly #workers: PluginWorker[] = [];
   readonly #processes = new Map<string, Running>();
   #ticker: ReturnType<typeof setInterval> | undefined;
@@ -275,11 +282,6 @@ export class WorkerPool {
   /** The host's open-file limit the budget comes from. */
   readonly openFiles: OpenFileLimit;
   #closed = false;
-  /**
-   * Told when a worker crashed, before its processes' `exit` events (the
-   * process table charges the crash and journals it).
-   */
-  onCrash?: (crash: CrashReport) => void;
 
   constructor(options: PoolOptions) {
     const size = options.size ?? Math.max(2, navigator.hardwareConcurrency || 2);
@@ -330,6 +332,7 @@ export class WorkerPool {
   /** Starts a process of `component`. Events arrive until `exit`. */
   spawn(component: LoadedComponent, options: SpawnOptions, events: ProcessEvents): void {
     if (this.#closed) throw new Error("the worker pool is closed");
+    mark(options.pid, "m.spawn");
     const worker = this.#place();
     const cell = worker.takeCell();
     this.#processes.set(options.pid, { events, cell, worker });
@@ -349,6 +352,7 @@ export class WorkerPool {
 
   /** Sends bytes to the stdin of a process. */
   write(pid: string, data: Uint8Array): void {
+    mark(pid, "m.write");
     this.#processes.get(pid)?.worker.send({ t: "stdin", pid, data });
   }
 
@@ -415,7 +419,7 @@ export class WorkerPool {
       this.#addWorker();
     }
     try {
-      this.onCrash?.({ ...crash, pids: ended.map(([pid]) => pid) });
+      this.#options.onCrash?.({ ...crash, pids: ended.map(([pid]) => pid) });
     } catch (e) {
       this.#options.onFault?.(`handling the crash of worker ${worker.index}: ${e}`);
     }
@@ -448,6 +452,7 @@ export class WorkerPool {
   }
 
   #onMessage(worker: PluginWorker, message: FromWorker): void {
+    if (profiling() && "pid" in message) mark(message.pid, `m.${message.t}`);
     switch (message.t) {
       case "stdout":
         this.#processes.get(message.pid)?.events.stdout?.(message.messages, message.discarded);

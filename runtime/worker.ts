@@ -15,6 +15,7 @@ import { SyncChannel } from "../vfs/mod.ts";
 import { setHostFileBudget } from "./wasi/filesystem.ts";
 import { setHostSocketBudget } from "./wasi/network_process.ts";
 import type { OutputPort } from "./stdio.ts";
+import { enableProfile, mark, profiling } from "./profile.ts";
 
 interface Pending {
   messages: unknown[];
@@ -76,6 +77,7 @@ function flush(): void {
       post({ t: "stderr", pid, lines: p.lines, dropped: p.dropped });
     }
     if (p.messages.length > 0 || p.discarded > 0) {
+      mark(pid, "w.post");
       post({ t: "stdout", pid, messages: p.messages, discarded: p.discarded });
     }
   }
@@ -94,7 +96,10 @@ const host: InstanceHost = {
   },
   output(pid: string): OutputPort {
     return {
-      message: (m) => pendingFor(pid, true).messages.push(m),
+      message: (m) => {
+        mark(pid, "w.message");
+        pendingFor(pid, true).messages.push(m);
+      },
       discarded: () => pendingFor(pid, false).discarded++,
       logLine: (line) => pendingFor(pid, false).lines.push(line),
       logDropped: (n) => pendingFor(pid, false).dropped += n,
@@ -159,6 +164,7 @@ async function spawn(message: Extract<ToWorker, { t: "spawn" }>): Promise<void> 
 self.onmessage = (event: MessageEvent<ToWorker>) => {
   scheduler?.turn();
   const message = event.data;
+  if (profiling() && "pid" in message) mark(message.pid, `w.${message.t}`);
   switch (message.t) {
     case "init":
       index = message.index;
@@ -167,6 +173,7 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
       files = SyncChannel.attach(message.files, () => post({ t: "vfs" }));
       setHostFileBudget(message.fileBudget);
       setHostSocketBudget(message.socketBudget);
+      if (message.profile) enableProfile(true, `worker-${index}`);
       post({ t: "ready", index });
       break;
     case "load":
