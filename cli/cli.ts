@@ -160,11 +160,8 @@ async function serveWeb(
   }
   console.error(
     `sausage: the web page is at ${server.url}` +
-      `\nsausage: MCP clients reach the world at ${server.origin}/mcp (Streamable HTTP)` +
-      (server.token
-        ? "\nsausage: (the token in it is needed off this machine's loopback; MCP clients send " +
-          "it as Authorization: Bearer)"
-        : ""),
+      `\nsausage: MCP clients reach the world at ${server.origin}/mcp (Streamable HTTP) with ` +
+      `the header Authorization: Bearer ${server.token}`,
   );
   return {
     async close() {

@@ -16,7 +16,7 @@
  */
 import { join } from "node:path";
 import { Buffer } from "node:buffer";
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Host } from "./host.ts";
 import { LocalHostView } from "./host_view.ts";
 import {
@@ -58,7 +58,10 @@ export interface TcpEndpointFile {
   transport: "tcp";
   hostname: "127.0.0.1";
   port: number;
-  /** 32 random bytes, hex: the first message of a connection is `host/hello {"token"}`. */
+  /**
+   * 32 random bytes, hex: the first message of a connection is `host/hello`
+   * with `{"nonce", "proof"}` ({@linkcode helloProof}) or `{"token"}`.
+   */
   token: string;
   /** The host's OS process. */
   pid: number;
@@ -240,6 +243,20 @@ function unixUnavailable(socket: string): string | null {
   return null;
 }
 
+/**
+ * What `host/hello` exchanges instead of the token: HMAC-SHA-256 of
+ * `<side>:<nonce>` keyed by the token, in hex. The client proves it knows
+ * the token without sending it, and the host proves it back.
+ *
+ * @example
+ * ```ts
+ * helloProof("a1b2", "client", "nonce"); // 64 hex digits
+ * ```
+ */
+export function helloProof(token: string, side: "client" | "host", nonce: string): string {
+  return createHmac("sha256", token).update(`${side}:${nonce}`).digest("hex");
+}
+
 /** Compares tokens in a time that does not depend on where they differ. */
 function sameToken(given: unknown, expected: string): boolean {
   if (typeof given !== "string") return false;
@@ -365,13 +382,23 @@ class Connection {
     if (this.#token !== null) {
       // on TCP, anyone on this machine can connect: nothing is served before the token
       const params = message.kind === "request" ? message.params : {};
-      if (
-        message.kind === "request" && message.method === "host/hello" &&
-        sameToken(params.token, this.#token)
-      ) {
-        this.#welcome();
-        this.#send(result(message.id, {}));
-        return;
+      if (message.kind === "request" && message.method === "host/hello") {
+        const token = this.#token;
+        const nonce = typeof params.nonce === "string" ? params.nonce : undefined;
+        // the token itself, or a proof of it that does not give it to whoever listens
+        const knows = sameToken(params.token, token) ||
+          (nonce !== undefined && sameToken(params.proof, helloProof(token, "client", nonce)));
+        if (knows) {
+          this.#welcome();
+          // and the host proves it too: a stale endpoint.json's port may be someone else's
+          this.#send(
+            result(
+              message.id,
+              nonce === undefined ? {} : { proof: helloProof(token, "host", nonce) },
+            ),
+          );
+          return;
+        }
       }
       const id = message.kind === "request" ? message.id : null;
       this.#send(error(id, {

@@ -10,6 +10,7 @@ import { Buffer } from "node:buffer";
 import {
   CONTROL_FOLDER,
   HELLO_TIMEOUT_MS,
+  helloProof,
   SOCKET_NAME,
   TCP_ENDPOINT_NAME,
   type TcpEndpointFile,
@@ -121,8 +122,10 @@ export class ControlClient implements HostView {
     const client = new ControlClient(conn);
     if (tcp) {
       let timer: ReturnType<typeof setTimeout> | undefined;
+      // the token never goes to the port: whoever listens there must prove it knows it too
+      const nonce = crypto.randomUUID();
       const hello = await Promise.race([
-        client.request("host/hello", { token: tcp.token }),
+        client.request("host/hello", { nonce, proof: helloProof(tcp.token, "client", nonce) }),
         new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), HELLO_TIMEOUT_MS)),
       ]).finally(() => clearTimeout(timer));
       if (hello === null || hello.error) {
@@ -133,6 +136,15 @@ export class ControlClient implements HostView {
               ? `did not answer within ${HELLO_TIMEOUT_MS / 1000} s`
               : `refused its token: ${hello.error!.message}`) +
             "; if no host runs the world, remove that file",
+        );
+      }
+      const proof = (hello.result as { proof?: unknown } | undefined)?.proof;
+      if (proof !== helloProof(tcp.token, "host", nonce)) {
+        await client.close();
+        throw new ControlError(
+          `127.0.0.1:${tcp.port}, the port of ${join(folder, TCP_ENDPOINT_NAME)}, is not the ` +
+            "host that wrote that file (it cannot prove it knows its token): the host was killed " +
+            "and another program has its port; remove the file, and start the host again",
         );
       }
     }

@@ -30,6 +30,20 @@ export interface McpHttpOptions {
   log?: (text: string) => void;
   /** How often the server looks for changed plugins (ms; tests shorten it). */
   watchIntervalMs?: number;
+  /**
+   * Refuse (403) a `Host` that is not loopback, and an `Origin` that is not
+   * the server's own: against DNS rebinding, when nothing in front of this
+   * handler checks them (the web server does).
+   */
+  loopbackOnly?: boolean;
+  /** How long a session with nothing in flight may stay (default 30 minutes; tests shorten it). */
+  idleMs?: number;
+}
+
+/** Whether a `Host` header's name is this machine's loopback. */
+function loopbackHost(host: string): boolean {
+  const name = host.replace(/:\d+$/, "").replace(/^\[|\]$/g, "").toLowerCase();
+  return name === "localhost" || name === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
 }
 
 interface Session {
@@ -37,6 +51,8 @@ interface Session {
   server: SausageMcpServer;
   view: HostView;
   lastSeen: number;
+  /** Answers still streaming (the GET event stream, a long POST): the session is not idle. */
+  open: number;
 }
 
 /**
@@ -58,13 +74,15 @@ export class McpHttp {
   readonly #options: McpHttpOptions;
   readonly #sessions = new Map<string, Session>();
   readonly #sweep: ReturnType<typeof setInterval>;
+  readonly #idleMs: number;
   #closed = false;
 
   /** `openView` gives each new session its own view of the host. */
   constructor(openView: () => HostView, options: McpHttpOptions = {}) {
     this.#openView = openView;
     this.#options = options;
-    this.#sweep = setInterval(() => this.#closeIdle(), 60_000);
+    this.#idleMs = options.idleMs ?? SESSION_IDLE_MS;
+    this.#sweep = setInterval(() => this.#closeIdle(), Math.min(60_000, this.#idleMs));
     // the SDK brings Node's types, where a timer is an object; Deno's is a number
     Deno.unrefTimer(this.#sweep as unknown as number);
   }
@@ -77,13 +95,20 @@ export class McpHttp {
   /** Answers one request to `/mcp` (POST, GET for the event stream, DELETE to end a session). */
   async handle(request: Request): Promise<Response> {
     if (this.#closed) return problem(503, "the host is stopping");
+    if (this.#options.loopbackOnly) {
+      const host = request.headers.get("host") ?? new URL(request.url).host;
+      const origin = request.headers.get("origin");
+      if (!loopbackHost(host) || (origin !== null && origin !== `http://${host}`)) {
+        return problem(403, `a request for ${host} from ${origin ?? "no origin"} is refused`);
+      }
+    }
     const id = request.headers.get("mcp-session-id");
     if (id !== null) {
       const session = this.#sessions.get(id);
       // the specification: an unknown or ended session is 404, and the client starts a new one
       if (!session) return problem(404, "no such MCP session: initialize a new one", -32001);
       session.lastSeen = Date.now();
-      return await session.transport.handleRequest(request);
+      return watched(session, await session.transport.handleRequest(request));
     }
     if (request.method !== "POST") {
       return problem(400, "no Mcp-Session-Id: a session starts with a POST of initialize");
@@ -106,7 +131,7 @@ export class McpHttp {
       sessionIdGenerator: () => crypto.randomUUID(),
       maxRequestBodySize: MAX_BODY_BYTES, // declared or streamed: 413 before anything is parsed
       onsessioninitialized: (id) => {
-        session = { transport, server, view, lastSeen: Date.now() };
+        session = { transport, server, view, lastSeen: Date.now(), open: 0 };
         this.#sessions.set(id, session);
       },
       onsessionclosed: (id) => {
@@ -114,7 +139,8 @@ export class McpHttp {
       },
     });
     await server.connect(transport);
-    const response = await transport.handleRequest(request);
+    let response = await transport.handleRequest(request);
+    if (session) response = watched(session, response);
     if (!session) {
       // not an initialize (or a refused one): nothing stays open
       await server.close();
@@ -134,7 +160,9 @@ export class McpHttp {
   #closeIdle(): void {
     const now = Date.now();
     for (const [id, s] of this.#sessions) {
-      if (now - s.lastSeen > SESSION_IDLE_MS) this.#end(id, "the MCP session was idle 30 minutes");
+      if (s.open === 0 && now - s.lastSeen > this.#idleMs) {
+        this.#end(id, `the MCP session was idle ${Math.round(this.#idleMs / 60_000)} minutes`);
+      }
     }
   }
 
@@ -144,6 +172,43 @@ export class McpHttp {
     clearInterval(this.#sweep);
     await Promise.all([...this.#sessions.keys()].map((id) => this.#end(id, "the host stops")));
   }
+}
+
+/** The response, counted as open in its session until its body ends or the client drops it. */
+function watched(session: Session, response: Response): Response {
+  if (response.body === null) return response;
+  session.open++;
+  let done = false;
+  const end = () => {
+    if (done) return;
+    done = true;
+    session.open--;
+    session.lastSeen = Date.now();
+  };
+  const reader = response.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { value, done: finished } = await reader.read();
+        if (finished) {
+          end();
+          controller.close();
+        } else controller.enqueue(value);
+      } catch (e) {
+        end();
+        controller.error(e);
+      }
+    },
+    cancel(reason) {
+      end();
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
 }
 
 /** A JSON-RPC error in an HTTP answer, as the SDK's transport gives its own. */

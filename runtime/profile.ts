@@ -26,6 +26,8 @@ import type { ByteSource } from "./wasi/io.ts";
 
 /** The environment variable that turns profiling on for a host. */
 export const PROFILE_ENV = "SAUSAGE_PROFILE";
+/** The most marks a thread keeps until they are taken. */
+export const MAX_MARKS = 1_000_000;
 /** The channel on which plugin workers send their marks. */
 export const PROFILE_CHANNEL = "sausage-profile";
 
@@ -98,6 +100,7 @@ export function enableProfile(value: boolean, where = "main"): void {
 /** Records that process `pid` reached `stage` now. */
 export function mark(pid: string, stage: string): void {
   if (!on) return;
+  if (marks.length >= MAX_MARKS) return; // nobody took them: a host profiled for ever stays bounded
   marks.push({ pid, stage, at: performance.timeOrigin + performance.now(), thread });
 }
 

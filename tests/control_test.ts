@@ -558,3 +558,51 @@ Deno.test("a host on TCP killed with SIGKILL leaves endpoint.json; front ends se
     await Deno.remove(root, { recursive: true }).catch(() => {});
   }
 });
+
+Deno.test("a stale endpoint.json whose port another program took: the token is never sent, and the impostor is refused", async () => {
+  const root = await Deno.makeTempDir({ prefix: "sausage-control-" });
+  await initWorld(root);
+  const { folder, tcpFile } = controlPaths({ coreStateDir: join(root, "state", "core") });
+  await Deno.mkdir(folder, { recursive: true, mode: 0o700 });
+  await Deno.chmod(folder, 0o700);
+  const impostor = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const token = "ab".repeat(32);
+  await Deno.writeTextFile(
+    tcpFile,
+    JSON.stringify({
+      transport: "tcp",
+      hostname: "127.0.0.1",
+      port: impostor.addr.port,
+      token,
+      pid: 1,
+    }),
+    { mode: 0o600 },
+  );
+  // it answers every first line with a success, as a careless or hostile program would
+  const seen: string[] = [];
+  const serving = (async () => {
+    const conn = await impostor.accept();
+    const reader = conn.readable.pipeThrough(new TextDecoderStream()).getReader();
+    const { value } = await reader.read();
+    seen.push(value ?? "");
+    const id = JSON.parse((value ?? "").split("\n")[0]).id;
+    await conn.write(
+      new TextEncoder().encode(JSON.stringify({ jsonrpc: "2.0", id, result: {} }) + "\n"),
+    );
+    await reader.read().catch(() => {}); // until the client gives up and closes
+    await reader.cancel().catch(() => {});
+  })();
+  try {
+    await assert.rejects(
+      ControlClient.connect(root),
+      (e) => e instanceof ControlError && /is not the host that wrote that file/.test(e.message),
+    );
+    await serving;
+    assert.equal(seen.length, 1);
+    assert.ok(!seen[0].includes(token), "the token did not go to the port");
+    assert.match(seen[0], /"proof":"[0-9a-f]{64}"/);
+  } finally {
+    impostor.close();
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
+});

@@ -18,6 +18,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { LocalHostView } from "../core/host_view.ts";
 import { MAX_SESSIONS, McpHttp } from "../mcp/http.ts";
+import { startWebServer } from "../web/server.ts";
 import { testPlugin } from "./setup.ts";
 import { eventually, probeAnswering, startWorld, type TestWorld } from "./world.ts";
 
@@ -204,5 +205,101 @@ Deno.test("MCP over HTTP: a subscribed world file reports its changes; paths com
     assert.match(messages[0], /plugins changed/);
   } finally {
     await client.close();
+  }
+});
+
+Deno.test("the web server's /mcp wants the token as a bearer, and refuses a foreign Origin", async () => {
+  await using w = await served();
+  const page = new LocalHostView(w.host);
+  const web = await startWebServer(page, { hostname: "127.0.0.1", port: 0, mcp: w.mcp });
+  try {
+    const url = new URL(`${web.origin}/mcp`);
+    const initialize = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "t", version: "1" },
+      },
+    });
+    const post = (headers: Record<string, string>) =>
+      fetch(url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...headers,
+        },
+        body: initialize,
+      });
+    const bare = await post({});
+    assert.equal(bare.status, 401);
+    assert.match((await bare.json()).error, /Authorization: Bearer/);
+    const inUrl = await fetch(`${url}?token=${web.token}`, { method: "POST", body: initialize });
+    assert.equal(inUrl.status, 401, "a token in the URL is not taken: it would land in logs");
+    await inUrl.body?.cancel();
+    const foreign = await post({
+      authorization: `Bearer ${web.token}`,
+      origin: "http://evil.example",
+    });
+    assert.equal(foreign.status, 403);
+    await foreign.body?.cancel();
+
+    const client = new Client({ name: "bearer", version: "1" });
+    await client.connect(
+      new StreamableHTTPClientTransport(url, {
+        requestInit: { headers: { authorization: `Bearer ${web.token}` } },
+      }),
+    );
+    assert.ok((await client.listTools()).tools.some((t) => t.name === "probe_echo"));
+    await client.close();
+  } finally {
+    await web.close();
+    await page.close();
+  }
+});
+
+Deno.test("MCP over HTTP: a session whose event stream is open stays past the idle time; one with nothing open ends", async () => {
+  await using w = await served();
+  const mcp = new McpHttp(() => new LocalHostView(w.host), { idleMs: 300 });
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    (req) => mcp.handle(req),
+  );
+  const url = new URL(`http://127.0.0.1:${server.addr.port}/mcp`);
+  try {
+    const { client, transport } = await connect(url); // it holds the GET event stream open
+    const held = transport.sessionId!;
+    // a second session by hand: initialize, and nothing more
+    const bare = await fetch(url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: {},
+          clientInfo: { name: "b", version: "1" },
+        },
+      }),
+    });
+    await bare.text();
+    assert.equal(mcp.sessions, 2);
+    await eventually(() => mcp.sessions === 1, 5000);
+    await new Promise((r) => setTimeout(r, 700)); // more than twice the idle time
+    assert.equal(mcp.sessions, 1, "the session with its stream open stays");
+    assert.equal(transport.sessionId, held);
+    assert.ok((await client.listTools()).tools.length > 0);
+    await client.close();
+  } finally {
+    await mcp.close();
+    await server.shutdown();
   }
 });

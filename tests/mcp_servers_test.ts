@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { stringify } from "yaml";
+import { McpServers } from "../core/mcp_servers/plugin.ts";
 import { agentWorld, history } from "./agent_world.ts";
 import type { ModelApi } from "./model_server.ts";
 import { eventually, startWorld } from "./world.ts";
@@ -257,3 +258,44 @@ for (const api of ["openai-chat-completions", "anthropic-messages"] as ModelApi[
     assert.match(String(tool.text), /^ok, from the model/);
   });
 }
+
+Deno.test("a call longer than the idle time keeps its connection; an idle one is closed; a failed start is not retried at once", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "sausage-mcp-idle-" });
+  const configPath = join(dir, "agent.yaml");
+  await Deno.writeTextFile(
+    configPath,
+    agentYaml({ scripted: scripted(), crashing: scripted("--crash") }),
+  );
+  const lines: string[] = [];
+  const servers = new McpServers({ configPath, log: (l) => lines.push(l), idleMs: 300 });
+  const mcp = servers.plugin();
+  const ctx = {
+    pid: "test-1",
+    log: () => {},
+    notify: () => {},
+    signal: new AbortController().signal,
+  };
+  try {
+    // 20 steps of 50 ms: past the idle time, with a request in flight all along
+    const slow = await mcp.methods.call(ctx, {
+      server: "scripted",
+      tool: "slow",
+      arguments: { steps: 20 },
+    }) as { content: { text: string }[] };
+    assert.equal(slow.content[0].text, "took 20 steps");
+    assert.ok(!lines.some((l) => /closing the connection/.test(l)), lines.join("\n"));
+    await eventually(
+      () => lines.some((l) => /scripted: closing the connection \(idle/.test(l)),
+      5000,
+    );
+
+    await assert.rejects(mcp.methods.tools(ctx, { server: "crashing" }), /did not start/);
+    const before = performance.now();
+    await assert.rejects(mcp.methods.tools(ctx, { server: "crashing" }), /not tried again before/);
+    assert.ok(performance.now() - before < 100, "the second try fails at once");
+    assert.equal(lines.filter((l) => /^crashing: starting/.test(l)).length, 1);
+  } finally {
+    await servers.close();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});

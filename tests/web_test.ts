@@ -37,7 +37,8 @@ async function webWorld(
     ...w,
     web: server,
     view,
-    at: (path) => `${server.origin}${path}`,
+    // the token as the page's first visit has it; the cookie test below checks the cookie
+    at: (path) => `${server.origin}${path}${path.includes("?") ? "&" : "?"}token=${server.token}`,
     async [Symbol.asyncDispose]() {
       await server.close();
       await view.close();
@@ -366,7 +367,10 @@ Deno.test("the event stream brings the processes and each journal entry", async 
   await eventually(() => w.web.eventStreams === 0, 5000);
 });
 
-Deno.test("off loopback a token is needed, then kept in an HttpOnly SameSite=Strict cookie", async () => {
+Deno.test("on loopback and off it a token is needed, then kept in an HttpOnly SameSite=Strict cookie", async () => {
+  await using local = await webWorld([]);
+  const bare = await refusal(await fetch(`${local.web.origin}/history`));
+  assert.equal(bare.status, 401, "any user of the machine can reach loopback");
   await using w = await webWorld([], { hostname: "0.0.0.0" });
   const token = w.web.token!;
   assert.match(token, /^[0-9a-f]{48}$/);
@@ -381,6 +385,8 @@ Deno.test("off loopback a token is needed, then kept in an HttpOnly SameSite=Str
   assert.equal(first.status, 303);
   assert.equal(first.headers.get("location"), "/");
   const cookie = first.headers.get("set-cookie")!;
+  // named by the port: browsers share a host's cookies across its ports
+  assert.match(cookie, new RegExp(`^sausage_token_${w.web.port}=`));
   assert.match(cookie, /HttpOnly/);
   assert.match(cookie, /SameSite=Strict/);
   await first.body?.cancel();
@@ -432,10 +438,16 @@ Deno.test("sausage --headless WORLD --http serves the page; a bad --http is exit
   try {
     const url = /the web page is at (\S+)/.exec(seen)?.[1];
     assert.ok(url, seen);
-    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/$/);
-    const page = await fetch(url);
-    assert.equal(page.status, 200);
-    assert.match(await page.text(), /app\.js/);
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{48}$/);
+    const page = await fetch(url); // the redirect sets the cookie; the page itself needs it
+    assert.equal(page.redirected, true);
+    await page.body?.cancel();
+    const withToken = await fetch(url, { redirect: "manual" });
+    const jar = { cookie: withToken.headers.get("set-cookie")!.split(";")[0] };
+    await withToken.body?.cancel();
+    const index = await fetch(new URL("/", url), { headers: jar });
+    assert.equal(index.status, 200);
+    assert.match(await index.text(), /app\.js/);
   } finally {
     child.kill("SIGTERM");
     await reader.cancel().catch(() => {});
@@ -474,7 +486,9 @@ Deno.test("sausage web WORLD: the console and the page together", async () => {
   }
   const url = /the web page is at (\S+)/.exec(seen)?.[1];
   assert.ok(url, seen);
-  const answer = await fetch(`${url}call`, {
+  const call = new URL(url!);
+  call.pathname = "/call";
+  const answer = await fetch(call, {
     method: "POST",
     headers: POST,
     body: JSON.stringify({ method: "probe.echo", params: { from: "page" } }),
@@ -600,7 +614,7 @@ Deno.test({
           preflighted = (e as Error).name;
         }
         return { simple: simple.type, preflighted };
-      }, w.web.url);
+      }, `${w.web.origin}/`);
       assert.deepEqual(cross, { simple: "opaque", preflighted: "TypeError" });
       await other.close();
 

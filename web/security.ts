@@ -1,6 +1,7 @@
 /**
- * Who may use the web server: the token off loopback, the `Host` on
- * loopback (against DNS rebinding), the `Origin` of every request, and the
+ * Who may use the web server: the token (any user of the machine can reach
+ * a port of loopback), the `Host` on loopback (against DNS rebinding), the
+ * `Origin` of every request, and the
  * `x-sausage-session` header on each request that changes state. The rules
  * are in DECISIONS.md ("The web page").
  *
@@ -11,7 +12,11 @@ import { HttpError } from "./http.ts";
 /** The header without which a request that changes state is refused (403). */
 export const SESSION_HEADER = "x-sausage-session";
 
-/** The cookie that keeps the token after the first visit. */
+/**
+ * The cookie that keeps the token after the first visit; a server names it
+ * `sausage_token_<port>`, since browsers share cookies across the ports of
+ * a host.
+ */
 export const TOKEN_COOKIE = "sausage_token";
 
 /** Whether an address (or a `Host` header's name) is this machine's loopback. */
@@ -28,8 +33,8 @@ export function newToken(): string {
 }
 
 /** The `Set-Cookie` value that keeps `token`: HttpOnly, SameSite=Strict, the whole site. */
-export function tokenCookie(token: string): string {
-  return `${TOKEN_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict`;
+export function tokenCookie(token: string, name: string = TOKEN_COOKIE): string {
+  return `${name}=${token}; Path=/; HttpOnly; SameSite=Strict`;
 }
 
 /** The value of a cookie in a `Cookie` header, or undefined. */
@@ -49,9 +54,11 @@ function sameText(a: string, b: string): boolean {
   return diff === 0;
 }
 
-/** What the server checks; `token` undefined means none is needed (loopback). */
+/** What the server checks; `token` undefined means none is needed. */
 export interface Policy {
   token?: string;
+  /** The cookie's name (default {@linkcode TOKEN_COOKIE}). */
+  cookie?: string;
   /** The server listens on loopback only: the `Host` must name loopback too. */
   loopback: boolean;
 }
@@ -86,9 +93,11 @@ export function checkRequest(
   }
   let pass: Pass = "none";
   if (policy.token !== undefined) {
-    const fromCookie = cookieValue(request.headers.get("cookie"), TOKEN_COOKIE);
-    const fromQuery = url.searchParams.get("token");
-    // an MCP client is no browser: it sends the token as a bearer
+    // an MCP client is no browser: only a bearer, never a token in a URL that lands in logs
+    const fromCookie = kind === "page"
+      ? cookieValue(request.headers.get("cookie"), policy.cookie ?? TOKEN_COOKIE)
+      : undefined;
+    const fromQuery = kind === "page" ? url.searchParams.get("token") : null;
     const bearer = request.headers.get("authorization")?.match(/^Bearer\s+(\S+)$/i)?.[1];
     if (fromCookie !== undefined && sameText(fromCookie, policy.token)) pass = "cookie";
     else if (fromQuery !== null && sameText(fromQuery, policy.token)) pass = "query";

@@ -24,7 +24,14 @@ import type { HostView } from "../core/host_view.ts";
 import { EventHub } from "./events.ts";
 import { GraphDrawer } from "./graph.ts";
 import { baseHeaders, errorResponse, HttpError, json, readJsonObject } from "./http.ts";
-import { checkRequest, isLoopback, newToken, type Policy, tokenCookie } from "./security.ts";
+import {
+  checkRequest,
+  isLoopback,
+  newToken,
+  type Policy,
+  TOKEN_COOKIE,
+  tokenCookie,
+} from "./security.ts";
 import { TURN_LIMITS, type TurnLimits, turnStream } from "./turn.ts";
 
 /** Where to listen. */
@@ -61,7 +68,7 @@ export function parseHttpAddress(text: string): HttpAddress {
 
 /** Options of {@linkcode startWebServer}. */
 export interface WebOptions extends HttpAddress {
-  /** The token off loopback (default: a fresh one); ignored on loopback. */
+  /** The token (default: a fresh one), on loopback too. */
   token?: string;
   /** Limits of a turn (tests shorten them). */
   turnLimits?: TurnLimits;
@@ -73,13 +80,13 @@ export interface WebOptions extends HttpAddress {
 
 /** A running server. */
 export interface WebServer {
-  /** The page's address, with `?token=` when one is needed: print it for the person. */
+  /** The page's address with `?token=`: print it for the person. */
   readonly url: string;
   /** `http://host:port`, without the token. */
   readonly origin: string;
   readonly port: number;
-  /** The token, when the address is not loopback. */
-  readonly token?: string;
+  /** The token: `?token=` of the page's URL, `Authorization: Bearer` of an MCP client. */
+  readonly token: string;
   /** The event streams open now. */
   readonly eventStreams: number;
   /** Ends the streams and turns in flight (a turn gets `core.stop`), then stops listening. */
@@ -105,7 +112,8 @@ const SESSION_NAME = /^[a-z0-9_-]{1,64}$/;
 /** Starts the server; throws an {@linkcode AddressError} when it cannot listen. */
 export function startWebServer(view: HostView, options: WebOptions): Promise<WebServer> {
   const loopback = isLoopback(options.hostname);
-  const policy: Policy = { loopback, token: loopback ? undefined : options.token ?? newToken() };
+  // a token on loopback too: any user of the machine can reach a port there
+  const policy: Policy = { loopback, token: options.token ?? newToken() };
   const hub = new EventHub(view, { max: options.maxEventStreams });
   const graph = new GraphDrawer();
   const limits = options.turnLimits ?? TURN_LIMITS;
@@ -300,7 +308,10 @@ export function startWebServer(view: HostView, options: WebOptions): Promise<Web
         // the token moves from the URL to the cookie, and out of the address bar
         return new Response(null, {
           status: 303,
-          headers: baseHeaders({ location: "/", "set-cookie": tokenCookie(policy.token!) }),
+          headers: baseHeaders({
+            location: "/",
+            "set-cookie": tokenCookie(policy.token!, policy.cookie),
+          }),
         });
       }
       return await route(request, url);
@@ -327,16 +338,17 @@ export function startWebServer(view: HostView, options: WebOptions): Promise<Web
       return;
     }
     const port = server.addr.port;
+    policy.cookie = `${TOKEN_COOKIE}_${port}`;
     // on every address, the URL names this machine, as Jupyter's does
     const everywhere = options.hostname === "0.0.0.0" || options.hostname === "::";
     const name = everywhere ? Deno.hostname() : options.hostname;
     const shown = name.includes(":") ? `[${name}]` : name;
     const origin = `http://${shown}:${port}`;
     resolve({
-      url: policy.token ? `${origin}/?token=${policy.token}` : `${origin}/`,
+      url: `${origin}/?token=${policy.token}`,
       origin,
       port,
-      token: policy.token,
+      token: policy.token!,
       get eventStreams() {
         return hub.size;
       },

@@ -43,6 +43,9 @@ export type TurnLine =
   }
   | { type: "failed"; error: string };
 
+/** A field of a step that is kept when the step is cut (bytes of its JSON). */
+const SMALL_FIELD = 4096;
+
 /** Text cut to at most `bytes` of UTF-8, whole characters only. */
 export function clipUtf8(text: string, bytes: number): string {
   const encoded = new TextEncoder().encode(text);
@@ -76,7 +79,15 @@ export function fitLine(line: TurnLine, limit: number): string[] {
   const note = "\n\n[cut: the message was over the 8 MB line limit]";
   const room = Math.max(0, Math.floor((limit - 1024) / 6));
   if ("text" in line && typeof line.text === "string") {
-    return [JSON.stringify({ ...line, text: clipUtf8(line.text, room) + note })];
+    const cut = JSON.stringify({ ...line, text: clipUtf8(line.text, room) + note });
+    if (new TextEncoder().encode(cut).byteLength + 1 <= limit) return [cut];
+    // other fields of the step are large too: only the small ones stay beside the text
+    const kept: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(line)) {
+      if (key !== "text" && (JSON.stringify(value) ?? "").length <= SMALL_FIELD) kept[key] = value;
+    }
+    const text = clipUtf8(line.text, Math.max(0, Math.floor((limit - 1024) / 6) - SMALL_FIELD));
+    return [JSON.stringify({ ...kept, text: text + note + " (and large fields were left out)" })];
   }
   if (line.type === "failed") {
     return [JSON.stringify({ ...line, error: clipUtf8(line.error, room) })];

@@ -31,3 +31,21 @@ Deno.test("a long step is cut, with a note", () => {
   assert.equal(step.role, "tool");
   assert.match(step.text, /\[cut: the message was over the 8 MB line limit\]$/);
 });
+
+Deno.test("a step with a large field beside its text is cut under the limit too", () => {
+  const [line] = fitLine(
+    {
+      type: "step",
+      role: "tool",
+      text: "x".repeat(50_000),
+      tools: ["notes.add"],
+      args: "y".repeat(200_000),
+    } as never,
+    100_000,
+  );
+  assert.ok(bytes(line) + 1 <= 100_000, `${bytes(line)}`);
+  const step = JSON.parse(line);
+  assert.deepEqual(step.tools, ["notes.add"]);
+  assert.equal(step.args, undefined);
+  assert.match(step.text, /large fields were left out/);
+});

@@ -15,7 +15,11 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
-import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type CallToolResult,
+  type Tool,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { ErrorCode, RpcError } from "../jsonrpc.ts";
 import type { NativeContext, NativePlugin } from "../native.ts";
 import {
@@ -35,6 +39,8 @@ export const IDLE_MS = 10 * 60_000;
 export const MAX_TOOLS = 10_000;
 /** Lines of a command server's stderr kept for the error of a failed start. */
 const STDERR_LINES = 20;
+/** A server that did not start is not tried again for this long (the agent lists tools at each message). */
+export const FAILED_START_MS = 60_000;
 
 /** What the plugin needs from the host. */
 export interface McpServersOptions {
@@ -44,6 +50,8 @@ export interface McpServersOptions {
   log(line: string): void;
   /** Calls from the client to a server say this name. */
   clientName?: string;
+  /** How long a connection may be idle (default {@linkcode IDLE_MS}; tests shorten it). */
+  idleMs?: number;
 }
 
 interface Connection {
@@ -53,6 +61,10 @@ interface Connection {
   stderr: string[];
   closed: boolean;
   lastUsed: number;
+  /** Requests in flight: a connection is never idle while one runs. */
+  inFlight: number;
+  /** The server's tools, while it promises `list_changed` (a notification clears them). */
+  tools?: ServerTool[];
 }
 
 /** One tool of one server, as `mcp.tools` lists it. */
@@ -83,12 +95,18 @@ export class McpServers {
   readonly #connections = new Map<string, Connection>();
   /** Starts in progress, so two calls at once share one server. */
   readonly #starting = new Map<string, Promise<Connection>>();
+  /** Aborts every start in progress at the host's stop (a start is not one caller's). */
+  readonly #stopStarts = new AbortController();
+  /** Starts that failed lately, by server: the same entry is not started again at once. */
+  readonly #failed = new Map<string, { key: string; error: RpcError; until: number }>();
   readonly #idle: ReturnType<typeof setInterval>;
+  readonly #idleMs: number;
   #closed = false;
 
   constructor(options: McpServersOptions) {
     this.#options = options;
-    this.#idle = setInterval(() => this.#closeIdle(), 60_000);
+    this.#idleMs = options.idleMs ?? IDLE_MS;
+    this.#idle = setInterval(() => this.#closeIdle(), Math.min(60_000, this.#idleMs));
     // the SDK brings Node's types, where a timer is an object; Deno's is a number
     Deno.unrefTimer(this.#idle as unknown as number);
   }
@@ -110,6 +128,7 @@ export class McpServers {
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#idle);
+    this.#stopStarts.abort();
     await Promise.allSettled([...this.#starting.values()]);
     await Promise.all([...this.#connections.keys()].map((name) => this.#drop(name, "host stop")));
   }
@@ -164,19 +183,21 @@ export class McpServers {
       return { tools: await this.#listTools(entry, ctx), problems: [] };
     }
     const { servers, problems } = await this.#config();
+    // all at once: one slow server costs its own time, not the sum of all of them
+    const listed = await Promise.allSettled(
+      [...servers].map(([name, config]) => this.#listTools({ ...config, name }, ctx)),
+    );
     const tools: ServerTool[] = [];
-    for (const [name, config] of servers) {
-      try {
-        tools.push(...await this.#listTools({ ...config, name }, ctx));
-      } catch (e) {
-        problems.push((e as Error).message); // one broken server does not hide the others
-      }
+    for (const outcome of listed) {
+      if (outcome.status === "fulfilled") tools.push(...outcome.value);
+      else problems.push((outcome.reason as Error).message); // one broken server hides no other
     }
     return { tools, problems };
   }
 
   async #listTools(entry: ServerConfig & { name: string }, ctx: NativeContext) {
     const connection = await this.#connect(entry, ctx);
+    if (connection.tools) return connection.tools;
     const tools: ServerTool[] = [];
     let cursor: string | undefined;
     do {
@@ -201,6 +222,7 @@ export class McpServers {
       }
       cursor = page.nextCursor;
     } while (cursor && tools.length < MAX_TOOLS);
+    if (connection.client.getServerCapabilities()?.tools?.listChanged) connection.tools = tools;
     return tools;
   }
 
@@ -245,6 +267,7 @@ export class McpServers {
     request: () => Promise<T>,
   ): Promise<T> {
     connection.lastUsed = Date.now();
+    connection.inFlight++;
     try {
       return await request();
     } catch (e) {
@@ -258,6 +281,7 @@ export class McpServers {
         err.data,
       );
     } finally {
+      connection.inFlight--;
       connection.lastUsed = Date.now();
     }
   }
@@ -273,9 +297,31 @@ export class McpServers {
     if (open && !open.closed && open.key === key) return Promise.resolve(open);
     const starting = this.#starting.get(name);
     if (starting) return starting;
+    const failed = this.#failed.get(name);
+    if (failed && failed.key === key && failed.until > Date.now()) {
+      return Promise.reject(failed.error);
+    }
     const start = (async () => {
       if (open) await this.#drop(name, open.closed ? "it had ended" : "its entry changed");
-      return await this.#start(name, entry, key, ctx);
+      try {
+        const connection = await this.#start(name, entry, key, ctx);
+        this.#failed.delete(name);
+        return connection;
+      } catch (e) {
+        if (e instanceof RpcError && !this.#closed) {
+          const until = Date.now() + FAILED_START_MS;
+          const again = new Date(until).toISOString();
+          const error = new RpcError(
+            e.code,
+            `${e.message} (not tried again before ${again}, ` +
+              "or until its entry changes)",
+            e.data,
+          );
+          this.#failed.set(name, { key, error, until });
+          throw error;
+        }
+        throw e;
+      }
     })().finally(() => this.#starting.delete(name));
     this.#starting.set(name, start);
     return start;
@@ -288,7 +334,17 @@ export class McpServers {
     ctx: NativeContext,
   ): Promise<Connection> {
     const client = new Client({ name: this.#options.clientName ?? "sausage", version: "0.1.0" });
-    const connection: Connection = { key, client, stderr: [], closed: false, lastUsed: Date.now() };
+    const connection: Connection = {
+      key,
+      client,
+      stderr: [],
+      closed: false,
+      lastUsed: Date.now(),
+      inFlight: 0,
+    };
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      connection.tools = undefined;
+    });
     let transport;
     if (config.kind === "command") {
       this.#options.log(`${name}: starting ${[config.command, ...config.args].join(" ")}`);
@@ -321,7 +377,8 @@ export class McpServers {
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       await Promise.race([
-        client.connect(transport, { signal: ctx.signal, timeout: START_TIMEOUT_MS }),
+        // the start is shared by every caller waiting for it: only the host's stop aborts it
+        client.connect(transport, { signal: this.#stopStarts.signal, timeout: START_TIMEOUT_MS }),
         new Promise((_, reject) => {
           timer = setTimeout(
             () =>
@@ -363,7 +420,9 @@ export class McpServers {
   #closeIdle(): void {
     const now = Date.now();
     for (const [name, c] of this.#connections) {
-      if (now - c.lastUsed > IDLE_MS) this.#drop(name, "idle for 10 minutes");
+      if (c.inFlight === 0 && now - c.lastUsed > this.#idleMs) {
+        this.#drop(name, `idle for ${Math.round(this.#idleMs / 1000)} s`);
+      }
     }
   }
 }

@@ -148,6 +148,10 @@ impl McpTools {
             let clean: String = tool.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
             let name: String = format!("{MCP_PREFIX}{server}__{clean}").chars().take(64).collect();
             if tools.routes.contains_key(&name) {
+                tools.problems.push(format!(
+                    "the tool `{tool}` of the MCP server `{server}` is left out: as a tool name of the model \
+                     it is {name}, which another of its tools already is (names keep a-z, 0-9, _ and -, at most 64)"
+                ));
                 continue;
             }
             let description = format!(
