@@ -35,6 +35,7 @@ import type { World } from "./world.ts";
 import { jsonTextTooDeep } from "../runtime/json_depth.ts";
 import { MAX_MESSAGE_BYTES } from "../runtime/messages.ts";
 import { LineSplitter } from "../runtime/stdio.ts";
+import { ConnWriter, readChunks } from "./conn_io.ts";
 import {
   MAX_CAT_BYTES,
   MAX_SOCKET_PATH_BYTES,
@@ -289,7 +290,7 @@ class Connection {
   readonly #host: Host;
   readonly #conn: Deno.Conn;
   readonly #view: LocalHostView;
-  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #writer: ConnWriter;
   /** The connection's request IDs in flight → the IDs its view sent them with. */
   readonly #calls = new Map<string, Id | undefined>();
   readonly closed: Promise<void>;
@@ -307,7 +308,7 @@ class Connection {
     this.#token = token;
     this.#view = new LocalHostView(host, started);
     this.#view.onNotification = (message) => this.#send(message);
-    this.#writer = conn.writable.getWriter();
+    this.#writer = new ConnWriter(conn);
     if (token === null) this.#welcome();
     else this.#helloTimer = setTimeout(() => this.close(), HELLO_TIMEOUT_MS);
     this.closed = this.#read().finally(() => this.close());
@@ -328,7 +329,7 @@ class Connection {
     this.#closing = true;
     clearTimeout(this.#helloTimer);
     this.#unwatchNotes?.();
-    await this.#writer.close().catch(() => {});
+    await this.#writer.flushed();
     try {
       this.#conn.close();
     } catch {
@@ -347,11 +348,7 @@ class Connection {
           message: `a line longer than ${MAX_MESSAGE_BYTES} bytes was discarded`,
         })),
     );
-    try {
-      for await (const chunk of this.#conn.readable) splitter.push(chunk);
-    } catch {
-      // the other side went away: closing is what follows
-    }
+    await readChunks(this.#conn, (chunk) => splitter.push(chunk));
   }
 
   #receive(bytes: Uint8Array): void {

@@ -23,6 +23,7 @@ import {
   ViewError,
   type ViewRequestOptions,
 } from "./host_view.ts";
+import { ConnWriter, readChunks } from "./conn_io.ts";
 import { ErrorCode, type Id, idKey, type Request, type Response } from "./jsonrpc.ts";
 import type { Entry } from "./journal.ts";
 import type { FileContent, Listing } from "./view_files.ts";
@@ -42,7 +43,7 @@ const encoder = new TextEncoder();
 /** A connection to the host that runs a world: the {@linkcode HostView} over the socket. */
 export class ControlClient implements HostView {
   readonly #conn: Deno.Conn;
-  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #writer: ConnWriter;
   readonly #pending = new Map<string, Pending>();
   #nextId = 1;
   #closed = false;
@@ -61,7 +62,7 @@ export class ControlClient implements HostView {
 
   private constructor(conn: Deno.Conn) {
     this.#conn = conn;
-    this.#writer = conn.writable.getWriter();
+    this.#writer = new ConnWriter(conn);
     this.closed = this.#read().finally(() => this.#ended());
     this.ended = this.closed.then(() => ({
       code: 1,
@@ -239,7 +240,7 @@ export class ControlClient implements HostView {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#writer.close().catch(() => {});
+    await this.#writer.flushed();
     try {
       this.#conn.close();
     } catch {
@@ -255,19 +256,15 @@ export class ControlClient implements HostView {
   async #read(): Promise<void> {
     let buffer = "";
     const decoder = new TextDecoder();
-    try {
-      for await (const chunk of this.#conn.readable) {
-        buffer += decoder.decode(chunk, { stream: true });
-        let nl: number;
-        while ((nl = buffer.indexOf("\n")) >= 0) {
-          const line = buffer.slice(0, nl);
-          buffer = buffer.slice(nl + 1);
-          if (line.trim() !== "") this.#receive(JSON.parse(line));
-        }
+    await readChunks(this.#conn, (chunk) => {
+      buffer += decoder.decode(chunk, { stream: true });
+      let nl: number;
+      while ((nl = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        if (line.trim() !== "") this.#receive(JSON.parse(line));
       }
-    } catch {
-      // the host went away
-    }
+    });
   }
 
   #receive(message: Record<string, unknown>): void {
