@@ -33,6 +33,7 @@ import { exampleParams } from "./discovered.ts";
 import { formatGraph, type GraphFile } from "./graph.ts";
 import { renderMarkdown } from "./markdown.ts";
 import { type ActivationReport, formatActivated, formatMethods } from "./methods.ts";
+import { callEndpoint } from "./endpoint_call.ts";
 import { activateParams, CHAT_METHOD, type Command, resolvePid } from "./parse.ts";
 
 /** The code of a call whose process ended without an answer (PROTOCOL 3.9). */
@@ -282,6 +283,26 @@ export class Commands {
       case "cat":
         await this.#printLong(await this.#cat(command.path));
         return;
+      case "endpoint": {
+        try {
+          const response = await callEndpoint(
+            this.#view,
+            command.path,
+            command.method,
+            command.params,
+          );
+          this.#print(
+            response.error
+              ? formatError(response.error, { style })
+              : formatResult(response.result, { style }),
+          );
+        } catch (e) {
+          this.#print(
+            formatError({ code: ErrorCode.ServerError, message: errorText(e) }, { style }),
+          );
+        }
+        return;
+      }
       case "stop":
       case "kill": {
         const pids = (await this.#view.processes()).map((p) => p.pid);

@@ -36,6 +36,7 @@ export interface CompletionContext {
 /** The command words of the console. */
 export const COMMAND_WORDS = [
   "activate",
+  "call",
   "cat",
   "graph",
   "help",

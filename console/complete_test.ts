@@ -23,6 +23,7 @@ const context: CompletionContext = {
 Deno.test("the first word completes to commands, plugins and core methods", () => {
   assert.deepEqual(complete("", context)[0], [
     "activate",
+    "call",
     "cat",
     "core.",
     "graph",

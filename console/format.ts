@@ -420,6 +420,11 @@ export const HELP: readonly HelpEntry[] = [
     example: "ls /proc/core",
   },
   {
+    form: "call <endpoint file> <method> [params]",
+    does: "call the endpoint a running process serves (PROTOCOL section 5)",
+    example: "call /run/secrets names {}",
+  },
+  {
     form: "cat <path>",
     does: "a file as a process sees it",
     example: "cat /proc/core/graph.json",

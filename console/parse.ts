@@ -42,6 +42,8 @@ export type Command =
   | { kind: "empty" }
   /** A call of `method` (`<plugin>.<method>`, also `core.<method>`). */
   | { kind: "call"; method: string; params: Record<string, unknown> }
+  /** `call <endpoint file> <method> [params]`: a call to a process's endpoint (PROTOCOL 5). */
+  | { kind: "endpoint"; path: string; method: string; params: Record<string, unknown> }
   /** A message for the agent. */
   | { kind: "chat"; text: string }
   /** The process table. */
@@ -166,6 +168,11 @@ export function parseLine(line: string): Command {
       if (command) return command;
       break;
     }
+    case "call": {
+      const command = parseEndpointCall(rest, text);
+      if (command) return command;
+      break;
+    }
     case "cat":
       if (rest.length === 0) {
         return {
@@ -189,6 +196,7 @@ export function parseLine(line: string): Command {
 /** The words that are commands by themselves (`exit` is `quit`'s twin). */
 export const COMMAND_NAMES = [
   "activate",
+  "call",
   "cat",
   "exit",
   "graph",
@@ -245,6 +253,35 @@ function editDistance(a: string, b: string): number {
     }
   }
   return d[a.length][b.length];
+}
+
+/** An endpoint's method: a plain name (`stats`), as the endpoint's interface names it. */
+const ENDPOINT_METHOD = /^[A-Za-z_][A-Za-z0-9_.]*$/;
+
+/** `call /proc/www-…/control stats {}`; null when the words are not that (a message, then). */
+function parseEndpointCall(rest: string[], text: string): Command | null {
+  const example = "call /proc/www-0197f3a2/control stats {}";
+  if (rest.length === 0 || !rest[0].startsWith("/")) {
+    return rest.length === 0
+      ? { kind: "invalid", message: "call needs an endpoint file and a method", example }
+      : null;
+  }
+  const [path, method] = rest;
+  if (method === undefined || !ENDPOINT_METHOD.test(method)) {
+    return {
+      kind: "invalid",
+      message:
+        `call ${path} needs the method of the endpoint (its interface is in methods <plugin>)`,
+      example,
+    };
+  }
+  const paramsText = text.slice(
+    text.indexOf(method, text.indexOf(path) + path.length) + method.length,
+  )
+    .trim();
+  const parsed = parseCall(method, paramsText);
+  if (parsed.kind !== "call") return { ...parsed, example: `call ${path} ${method} {}` } as Command;
+  return { kind: "endpoint", path, method, params: parsed.params };
 }
 
 function parseCall(method: string, paramsText: string): Command {

@@ -262,3 +262,24 @@ Deno.test("sessions, history and reset are commands only when the rest fits them
     text: "history of Rome, briefly",
   });
 });
+
+Deno.test("call <endpoint file> <method> [params] is a call to an endpoint; other words stay a message", () => {
+  assert.deepEqual(parseLine('call /run/secrets get {"name": "key"}'), {
+    kind: "endpoint",
+    path: "/run/secrets",
+    method: "get",
+    params: { name: "key" },
+  });
+  assert.deepEqual(parseLine("call /proc/www-0197/control stats"), {
+    kind: "endpoint",
+    path: "/proc/www-0197/control",
+    method: "stats",
+    params: {},
+  });
+  const noMethod = parseLine("call /run/secrets");
+  assert.equal(noMethod.kind, "invalid");
+  const badParams = parseLine("call /run/secrets get [1]");
+  assert.equal(badParams.kind, "invalid");
+  assert.match((badParams as { example: string }).example, /^call \/run\/secrets get \{\}$/);
+  assert.equal(parseLine("call my mother").kind, "chat");
+});
