@@ -1,13 +1,14 @@
 /**
  * `resources/subscribe` (PROTOCOL section 13.1): a client names world files
  * it wants to hear about, and gets `notifications/resources/updated` when
- * one changes, appears or goes. The files are compared by their first
- * bytes' hash at each look, as a process would see them.
+ * one changes, appears or goes. A file is compared by its size and time of
+ * change at each look, as a process would see them (a stat, no read: a
+ * client may watch 100 files of 8 MiB each).
  *
  * @module
  */
 import type { HostView } from "../core/host_view.ts";
-import { MAX_RESOURCE_BYTES, pathOf } from "./resources.ts";
+import { pathOf } from "./resources.ts";
 
 /** Subscriptions one client may hold; one more is refused. */
 export const MAX_SUBSCRIPTIONS = 100;
@@ -96,11 +97,10 @@ export class Subscriptions {
     try {
       const listing = await this.#view.list(path);
       if (listing.folder) {
-        return "folder " + JSON.stringify(listing.entries.map((e) => [e.name, e.size]));
+        return "folder " + JSON.stringify(listing.entries.map((e) => [e.name, e.size, e.mtimeMs]));
       }
-      const file = await this.#view.read(path, MAX_RESOURCE_BYTES);
-      const hash = await crypto.subtle.digest("SHA-256", new Uint8Array(file.bytes));
-      return `file ${file.size} ${new Uint8Array(hash).join(",")}`;
+      const [file] = listing.entries;
+      return `file ${file?.size} ${file?.mtimeMs}`;
     } catch {
       return "missing";
     }
