@@ -113,8 +113,36 @@ function extractTexts(value: unknown, path: string, texts: [string, string][]): 
 function showText(text: string, style: Style): string {
   const colored = style.bold("x") !== "x";
   // deno-lint-ignore no-control-regex
-  const shown = colored ? text : text.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "");
+  const escapes = /\x1b\[[0-9;]*[A-Za-z]/g;
+  const plain = !escapes.test(text);
+  const shown = colored ? (plain ? cargoColours(text, style) : text) : text.replace(escapes, "");
   return shown.replace(/\r\n/g, "\n").replace(/\n+$/, "") + (colored ? "\x1b[0m" : "");
+}
+
+/**
+ * cargo's and rustc's colours on a text that has none: the output of
+ * `cargo.build` is kept plain for the model, MCP clients and the journal,
+ * and coloured here as a terminal would show it.
+ *
+ * @example
+ * ```ts
+ * import { makeStyle } from "./format.ts";
+ * cargoColours("error[E0425]: cannot find value `x`\n  --> src/main.rs:3:5", makeStyle(true));
+ * ```
+ */
+export function cargoColours(text: string, style: Style): string {
+  return text.split("\n").map((line) => {
+    const head = /^(error(?:\[E\d+\])?|warning)(:.*)$/.exec(line);
+    if (head) {
+      const paint = head[1] === "warning" ? style.cyan : style.red;
+      return style.bold(paint(head[1])) + style.bold(head[2]);
+    }
+    if (/^\s*(-->|\d* \|)/.test(line)) return style.cyan(line);
+    if (/^test .* \.\.\. ok$|^test result: ok\./.test(line)) return style.green(line);
+    if (/ \.\.\. FAILED$|^test result: FAILED/.test(line)) return style.red(line);
+    if (/^\s+(Compiling|Finished|Running)\b/.test(line)) return style.bold(style.green(line));
+    return line;
+  }).join("\n");
 }
 
 /** A text (the agent's answer): indented by two spaces. */

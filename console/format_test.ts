@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import type { Entry } from "../core/journal.ts";
 import {
   callLabel,
+  cargoColours,
   formatAge,
   formatClock,
   formatError,
@@ -276,4 +277,27 @@ Deno.test("the colours of a compiler's text are kept with colours, and dropped w
   );
   assert.ok(colored.includes("\x1b[31merror[E0308]"));
   assert.ok(colored.endsWith("\x1b[0m"), "a colour left on by the text is reset");
+});
+
+Deno.test("compiler output without colours gets cargo's: errors, warnings, places, test results", () => {
+  const colours = makeStyle(true);
+  const text = [
+    "   Compiling notes v0.1.0",
+    "error[E0425]: cannot find value `x` in this scope",
+    "  --> src/main.rs:3:5",
+    "warning: unused variable: `y`",
+    "test adds ... ok",
+    "plain line",
+  ].join("\n");
+  const lines = cargoColours(text, colours).split("\n");
+  assert.equal(
+    lines[1],
+    colours.bold(colours.red("error[E0425]")) +
+      colours.bold(": cannot find value `x` in this scope"),
+  );
+  assert.equal(lines[2], colours.cyan("  --> src/main.rs:3:5"));
+  assert.ok(lines[3].startsWith(colours.bold(colours.cyan("warning"))));
+  assert.equal(lines[4], colours.green("test adds ... ok"));
+  assert.equal(lines[5], "plain line");
+  assert.equal(cargoColours(text, PLAIN), text);
 });
