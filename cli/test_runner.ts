@@ -20,6 +20,7 @@ import { basename, join, resolve } from "node:path";
 import { uuidv7 } from "uuidv7";
 import { ComponentCache, type LoadedComponent } from "../core/components/cache.ts";
 import { CoreFiles } from "../core/core_files.ts";
+import { PROTOCOL_MD } from "../core/embedded.ts";
 import { Journal } from "../core/journal.ts";
 import { CoreApi, NO_ANSWER } from "../core/core_api.ts";
 import { classify, error, ErrorCode, type Id, result, RpcError } from "../core/jsonrpc.ts";
@@ -282,7 +283,7 @@ export async function runTests(options: TestRunOptions): Promise<number> {
   const component = await cache.load(bytes, options.file).finally(() => cache.close());
   const root = await Deno.makeTempDir({ prefix: "sausage-test-" });
   const manifest = Deno.env.get("CARGO_MANIFEST_DIR");
-  const protocol = await Deno.readTextFile(new URL("../PROTOCOL.md", import.meta.url));
+  const protocol = await Deno.readTextFile(PROTOCOL_MD);
   const run = new TestRun(
     options.file,
     component,

@@ -7,6 +7,7 @@
 import { join } from "node:path";
 import { sdkFiles, sdkVersion } from "../core/cargo/sdk.ts";
 import { TRANSPILER_FINGERPRINT } from "../core/components/format.ts";
+import { DENO_JSON, ROOT } from "../core/embedded.ts";
 
 /** Sausage's own version: the release bumps it with the SDK's (`sdk/Cargo.toml`). */
 export const SAUSAGE_VERSION = "0.1.0";
@@ -70,7 +71,7 @@ export async function gitCommit(root: string): Promise<string | null> {
 /** Collects the versions. */
 export async function versions(): Promise<Versions> {
   // deno.json is read, not imported: the root folder imports cli/, never the other way
-  const imports = await Deno.readTextFile(new URL("../deno.json", import.meta.url))
+  const imports = await Deno.readTextFile(DENO_JSON)
     .then((text) => JSON.parse(text).imports as Record<string, string>)
     .catch(() => ({} as Record<string, string>));
   let sdk: Versions["sdk"] = { version: null, files: null };
@@ -82,9 +83,7 @@ export async function versions(): Promise<Versions> {
   } catch {
     // not shipped with this build: the line says unknown
   }
-  const source = new URL("../", import.meta.url);
-  const commit = Deno.env.get("SAUSAGE_COMMIT") ||
-    (source.protocol === "file:" ? await gitCommit(source.pathname) : null);
+  const commit = Deno.env.get("SAUSAGE_COMMIT") || await gitCommit(ROOT);
   return {
     sausage: SAUSAGE_VERSION,
     commit,

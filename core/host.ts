@@ -10,6 +10,7 @@ import { ComponentCache, type LoadedComponent } from "./components/cache.ts";
 import { CoreApi } from "./core_api.ts";
 import { CoreFiles } from "./core_files.ts";
 import { Discovery } from "./discovery.ts";
+import { MAIN, PROTOCOL_MD } from "./embedded.ts";
 import { PluginDocuments } from "./documents.ts";
 import { Graph } from "./graph.ts";
 import { Activation } from "./activation.ts";
@@ -40,8 +41,7 @@ import { HostLock, World } from "./world.ts";
 export function sausageCommand(args: string[]): string[] {
   const exe = Deno.execPath();
   if (!/^deno(\.exe)?$/.test(exe.split(/[\\/]/).pop() ?? "")) return [exe, ...args];
-  const main = new URL("../main.ts", import.meta.url).pathname;
-  return [exe, "run", ...SAUSAGE_FLAGS, main, ...args];
+  return [exe, "run", ...SAUSAGE_FLAGS, MAIN, ...args];
 }
 
 /** The flags of `deno run` that the `sausage` executable is compiled with (deno.json's tasks). */
@@ -269,7 +269,7 @@ export class Host {
   static async start(options: HostOptions): Promise<Host> {
     const world = new World(options.world);
     await world.check();
-    const protocol = await Deno.readTextFile(new URL("../PROTOCOL.md", import.meta.url));
+    const protocol = await Deno.readTextFile(PROTOCOL_MD);
     const lock = await HostLock.acquire(world);
     let host: Host;
     let sealed: string[];

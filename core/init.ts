@@ -7,19 +7,14 @@
  * @module
  */
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { installSdk } from "./cargo/sdk.ts";
+import { EXAMPLE_PLUGINS as EXAMPLES, exampleCrate } from "./embedded.ts";
 import { DEFAULT_LIMITS, LimitError, type Limits } from "./limits.ts";
 import { installAgent, readAgentSource } from "./shipped_agent.ts";
 import { World } from "./world.ts";
 
 /** The example plugins the host ships (`plugins/<name>/` of the repository), in this order. */
-export const EXAMPLE_PLUGINS: readonly string[] = ["notes", "www", "secrets"];
-
-/** The crate of an example in the repository (or in the compiled executable). */
-function exampleCrate(name: string): string {
-  return fileURLToPath(new URL(`../plugins/${name}/`, import.meta.url));
-}
+export const EXAMPLE_PLUGINS: readonly string[] = EXAMPLES;
 
 /** The line of an example's manifest that names the SDK. */
 const SDK_DEPENDENCY = /^sausage-plugin\s*=.*$/m;

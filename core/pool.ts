@@ -14,6 +14,7 @@
  * @module
  */
 import type { LoadedComponent } from "./components/cache.ts";
+import { PLUGIN_WORKER } from "./embedded.ts";
 import type { WorkerCrash } from "./supervision.ts";
 import { type FileSystemServer, SyncChannel } from "../vfs/mod.ts";
 import { mark, profiling } from "../runtime/profile.ts";
@@ -190,7 +191,7 @@ class PluginWorker {
     onCrash: (message: string) => void,
   ) {
     this.index = index;
-    this.worker = new Worker(new URL("../runtime/worker.ts", import.meta.url), {
+    this.worker = new Worker(PLUGIN_WORKER, {
       type: "module",
       name: `sausage-plugins-${index}`,
       deno: {

@@ -15,15 +15,15 @@
  */
 import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { linkOrCopy } from "./activation.ts";
 import { sha256Hex } from "./components/cache.ts";
+import { AGENT_CRATE as CRATE, AGENT_WASM } from "./embedded.ts";
 import type { Journal } from "./journal.ts";
 import { AGENT_PLUGIN } from "./names.ts";
 import type { World } from "./world.ts";
 
 /** The agent's crate in the repository (or in the compiled executable). */
-export const AGENT_CRATE: string = fileURLToPath(new URL("../plugins/agent/", import.meta.url));
+export const AGENT_CRATE: string = CRATE;
 
 /** The files `deno task build:agent` writes, which the host ships. */
 export const AGENT_DIST: string = join(AGENT_CRATE, "dist");
@@ -148,11 +148,11 @@ export async function readAgentManifest(dist: string = AGENT_DIST): Promise<Agen
 export async function shippedAgent(): Promise<ShippedAgent> {
   let wasm: Uint8Array;
   try {
-    wasm = await Deno.readFile(join(AGENT_DIST, "agent.wasm"));
+    wasm = await Deno.readFile(AGENT_WASM);
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
     throw new ShippedAgentMissing(
-      `this host has no built agent (${join(AGENT_DIST, "agent.wasm")} is missing): ` +
+      `this host has no built agent (${AGENT_WASM} is missing): ` +
         "run `deno task build:agent` in the repository",
     );
   }

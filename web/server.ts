@@ -20,6 +20,7 @@
  *
  * @module
  */
+import { WEB_ASSETS } from "../core/embedded.ts";
 import type { HostView } from "../core/host_view.ts";
 import { EventHub } from "./events.ts";
 import { GraphDrawer } from "./graph.ts";
@@ -93,8 +94,6 @@ export interface WebServer {
   close(): Promise<void>;
 }
 
-const ASSETS = new URL("./assets/", import.meta.url);
-
 const TYPES: Record<string, string> = {
   html: "text/html; charset=utf-8",
   js: "text/javascript; charset=utf-8",
@@ -128,7 +127,7 @@ export function startWebServer(view: HostView, options: WebOptions): Promise<Web
     let bytes = assets.get(name);
     if (!bytes) {
       try {
-        bytes = await Deno.readFile(new URL(name, ASSETS));
+        bytes = await Deno.readFile(new URL(name, WEB_ASSETS));
       } catch {
         return errorResponse(404, `no asset ${name}`);
       }

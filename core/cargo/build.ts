@@ -18,6 +18,7 @@
  */
 import { basename, join } from "node:path";
 import { ErrorCode, RpcError } from "../jsonrpc.ts";
+import { CARGO_WORKER } from "../embedded.ts";
 import type { NativeContext, NativePlugin } from "../native.ts";
 import { pluginNameProblem } from "../names.ts";
 import { findWasmToolchain, ToolchainMissing, WASM_TARGET } from "./toolchain.ts";
@@ -240,7 +241,7 @@ export type FromBuilder =
  * host's thread ends cargo's group on a stop or a kill.
  */
 function runInWorker(job: BuildJob, ctx: NativeContext): Promise<Built> {
-  const worker = new Worker(new URL("./build_worker.ts", import.meta.url), {
+  const worker = new Worker(CARGO_WORKER, {
     type: "module",
     name: `sausage-cargo-${job.plugin}`,
     deno: {

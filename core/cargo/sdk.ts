@@ -11,11 +11,10 @@
 import { createHash } from "node:crypto";
 import { dirname, join, relative, sep as SEP } from "node:path";
 import { MAX_SDK_BYTES } from "../../protocol/limits.ts";
+import { SDK_CRATES as CRATES, SDK_DIR } from "../embedded.ts";
 
 /** The crates of the SDK, as folders of `sdk/`. */
-export const SDK_CRATES = ["sausage-plugin", "sausage-plugin-macros", "sausage-plugin-codegen"];
-
-const SDK_ROOT = new URL("../../sdk/", import.meta.url);
+export const SDK_CRATES: readonly string[] = CRATES;
 
 /** Folders of a crate that are not part of what a plugin builds against. */
 const SKIPPED = new Set(["target", "tests", "ui-tests", "test-plugins"]);
@@ -48,7 +47,7 @@ async function readTree(root: string, dir: string, files: Map<string, Uint8Array
 /** The SDK's files: path relative to the SDK root → content. */
 export async function sdkFiles(): Promise<Map<string, Uint8Array>> {
   const files = new Map<string, Uint8Array>();
-  const root = SDK_ROOT.pathname;
+  const root = SDK_DIR;
   for (const crate of SDK_CRATES) await readTree(root, join(root, crate), files);
   files.set("README.md", await Deno.readFile(join(root, "README.md")));
   files.set(

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { TRANSPILE_WORKER } from "../embedded.ts";
 import { ComponentError, type TranspiledComponent } from "./format.ts";
 import type { TranspileJob, TranspileResult } from "./transpile_worker.ts";
 
@@ -55,7 +56,7 @@ export class Transpiler {
 
   #start(): Worker {
     if (this.#worker) return this.#worker;
-    const worker = new Worker(new URL("./transpile_worker.ts", import.meta.url), {
+    const worker = new Worker(TRANSPILE_WORKER, {
       type: "module",
       name: "sausage-transpiler",
     });
