@@ -63,6 +63,8 @@ Deno.test("--log-format json: one object a line, with time, level, event and fie
   const root = await newWorld(LINGER);
   try {
     const host = await headless(root, ["--log-format", "json"]);
+    // the service says it is ready on its own time: stop after that, so the stop is the last line
+    await eventually(() => host.lines.some((l) => l.includes("probe.linger: ready")), 30_000);
     host.child.kill("SIGTERM");
     assert.equal((await host.child.status).code, 0);
     await host.ended;
@@ -78,7 +80,7 @@ Deno.test("--log-format json: one object a line, with time, level, event and fie
     const started = records.find((r) => r.event === "host.started");
     assert.deepEqual(started?.fields, { world: root });
     assert.equal(records.find((r) => r.event === "control.listening")?.fields.world, root);
-    assert.equal(records.at(-1).event, "host.stopping");
+    assert.equal(records.at(-1).event, "host.stopping", JSON.stringify(records.slice(-3)));
   } finally {
     await Deno.remove(root, { recursive: true });
   }
