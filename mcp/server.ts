@@ -167,7 +167,8 @@ export function createMcpServer(
         // arrives in the same read, and drops the progress it no longer waits for: write the
         // progress first, then give the client a turn before the answer.
         await sent;
-        await new Promise((r) => setTimeout(r, 1));
+        // a loaded machine may read both in one go when the gap is 1 ms; a call that sent progress is long anyway
+        await new Promise((r) => setTimeout(r, 10));
       }
       const { method } = (await tools.find(request.params.name)) ?? {};
       // the client's own activation: look at once rather than at the next poll

@@ -308,7 +308,8 @@ export class McpServers {
         this.#failed.delete(name);
         return connection;
       } catch (e) {
-        if (e instanceof RpcError && !this.#closed) {
+        // a command is costly to start again; a URL that refuses at once is not
+        if (e instanceof RpcError && !this.#closed && entry.kind === "command") {
           const until = Date.now() + FAILED_START_MS;
           const again = new Date(until).toISOString();
           const error = new RpcError(
