@@ -10,6 +10,7 @@ import { DatabaseSync } from "node:sqlite";
 import pc from "picocolors";
 import {
   findWasmToolchain,
+  isExecutable,
   ToolchainMissing,
   type ToolchainSearch,
   WASM_TARGET,
@@ -63,15 +64,6 @@ async function run(cmd: string, args: string[]): Promise<string | null> {
     return out.success ? new TextDecoder().decode(out.stdout).trim() : null;
   } catch {
     return null;
-  }
-}
-
-async function isExecutable(path: string): Promise<boolean> {
-  try {
-    const info = await Deno.stat(path);
-    return info.isFile && ((info.mode ?? 0o111) & 0o111) !== 0;
-  } catch {
-    return false;
   }
 }
 

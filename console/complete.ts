@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { COMMAND_NAMES } from "./parse.ts";
 
 /** What completion can offer. */
 export interface CompletionContext {
@@ -33,25 +34,8 @@ export interface CompletionContext {
   sessions?: readonly string[];
 }
 
-/** The command words of the console. */
-export const COMMAND_WORDS = [
-  "activate",
-  "call",
-  "cat",
-  "graph",
-  "help",
-  "history",
-  "kill",
-  "log",
-  "ls",
-  "methods",
-  "ps",
-  "quit",
-  "reset",
-  "revert",
-  "sessions",
-  "stop",
-] as const;
+/** The command words of the console that completion offers (`exit` is `quit`'s twin: not offered). */
+export const COMMAND_WORDS: readonly string[] = COMMAND_NAMES.filter((name) => name !== "exit");
 
 /**
  * Completions of the text before the cursor, in the form `node:readline`

@@ -91,7 +91,8 @@ async function which(name: string, path: string | undefined): Promise<string | u
   return undefined;
 }
 
-async function isExecutable(path: string): Promise<boolean> {
+/** Whether `path` is a file someone may execute. */
+export async function isExecutable(path: string): Promise<boolean> {
   try {
     const info = await Deno.stat(path);
     return info.isFile && ((info.mode ?? 0o111) & 0o111) !== 0;
