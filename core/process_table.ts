@@ -619,7 +619,8 @@ export class ProcessManager {
     const sender = this.#notifiedBy.get(process) ?? null;
     if (sender) this.#notifiedBy.delete(process);
     this.#release({ tree: process.tree, depth: process.depth, sender });
-    process.answer({ error: processEndedError(process, end).toObject() });
+    // an error is made (and its stack captured) only for a call still unanswered
+    if (!process.answered) process.answer({ error: processEndedError(process, end).toObject() });
     for (const child of orphans) this.stop(child, `its parent ${process.pid} ended`);
     // locks go last: the worker reported the end after the last file operation returned
     this.#locks.releaseAll(process.pid);

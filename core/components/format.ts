@@ -28,7 +28,7 @@ export const ASYNC_WASI_EXPORTS = ["wasi:cli/run#run"];
  * another transpiler version is never used.
  */
 export const TRANSPILER_FINGERPRINT = [
-  "jco-transpile@0.15.0",
+  "jco-transpile@0.1.1",
   "binaryen@132.0.0",
   `instrument@${INSTRUMENTATION_VERSION}`,
   `async:${ASYNC_WASI_IMPORTS.length}`,

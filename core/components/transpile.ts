@@ -68,17 +68,25 @@ export async function transpileComponent(
 }
 
 /** How jco's glue declares the decoder of the strings a component passes to the host. */
-const LENIENT_UTF8 = "const TEXT_DECODER_UTF8 = new TextDecoder();";
+const LENIENT_UTF8 = "const utf8Decoder = new TextDecoder();";
 
 /**
  * Makes the glue trap on a string that is not UTF-8, as the component model
  * requires. jco decodes leniently, so two different invalid names would both
- * become the same name with U+FFFD, and reach the same file.
+ * become the same name with U+FFFD, and reach the same file. A glue that
+ * decodes strings without that declaration is refused: another jco must be
+ * looked at before it runs. A component that passes no strings has none.
  */
 export function strictStrings(glue: string): string {
+  if (!glue.includes(LENIENT_UTF8) && /TextDecoder\(/.test(glue)) {
+    throw new ComponentError(
+      `the glue of this jco does not declare its decoder as \`${LENIENT_UTF8}\`: ` +
+        "core/components/transpile.ts must learn its form before strings are decoded strictly",
+    );
+  }
   return glue.replace(
     LENIENT_UTF8,
-    'const TEXT_DECODER_UTF8 = new TextDecoder("utf-8", { fatal: true });',
+    'const utf8Decoder = new TextDecoder("utf-8", { fatal: true });',
   );
 }
 

@@ -5,14 +5,29 @@ import { strictStrings, transpileComponent } from "./transpile.ts";
 Deno.test("the glue of a real component decodes the strings a plugin passes strictly", async () => {
   const bytes = await Deno.readFile(await testPlugin("probe"));
   const { js } = await transpileComponent(bytes, "probe");
-  assert.match(js, /const TEXT_DECODER_UTF8 = new TextDecoder\("utf-8", \{ fatal: true \}\);/);
+  assert.match(js, /const utf8Decoder = new TextDecoder\("utf-8", \{ fatal: true \}\);/);
   assert.doesNotMatch(js, /new TextDecoder\(\);/);
 });
 
 Deno.test("strictStrings changes only the decoder of strings", () => {
-  const glue = "const a = 1;\nconst TEXT_DECODER_UTF8 = new TextDecoder();\nconst b = 2;";
+  const glue = "const a = 1;\nconst utf8Decoder = new TextDecoder();\nconst b = 2;";
   assert.equal(
     strictStrings(glue),
-    'const a = 1;\nconst TEXT_DECODER_UTF8 = new TextDecoder("utf-8", { fatal: true });\nconst b = 2;',
+    'const a = 1;\nconst utf8Decoder = new TextDecoder("utf-8", { fatal: true });\nconst b = 2;',
   );
+});
+
+Deno.test("strictStrings refuses a glue whose decoder it does not know", () => {
+  assert.throws(
+    () => strictStrings("const decoder = new TextDecoder();"),
+    /does not declare its decoder/,
+  );
+  assert.equal(strictStrings("const a = 1;"), "const a = 1;");
+});
+
+Deno.test("the cache's fingerprint names the jco-transpile that deno.json imports", async () => {
+  const { TRANSPILER_FINGERPRINT } = await import("./format.ts");
+  const config = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", import.meta.url)));
+  const version = /@([^@]+)$/.exec(config.imports["@bytecodealliance/jco-transpile"])?.[1];
+  assert.ok(TRANSPILER_FINGERPRINT.includes(`jco-transpile@${version} `), TRANSPILER_FINGERPRINT);
 });
