@@ -70,6 +70,11 @@ export interface HostOptions {
   workers?: number;
   /** The most plugin workers when all of them compute (default: 4 × `workers`). */
   maxWorkers?: number;
+  /**
+   * Link the next instance of a version ahead, on an idle worker (default
+   * true; the benchmark turns it off to measure what it saves).
+   */
+  prepareAhead?: boolean;
   /** Start the services of boot.yaml (default true). */
   services?: boolean;
   /**
@@ -173,6 +178,7 @@ export class Host {
       onFault: (m) => this.journal.event(null, null, `plugin worker fault: ${m}`),
       onCrash: (crash) => this.processes.workerCrashed(crash),
       crashMarker: options.supervision?.crashMarker,
+      prepareAhead: options.prepareAhead,
     });
     this.clientCode = new ClientCode({
       cacheDir: options.cacheDir,

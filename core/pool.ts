@@ -2,14 +2,19 @@
  * The pool of plugin workers, seen from the host's main thread.
  *
  * A process is a component instance on one of a few workers (about one per
- * core): a fresh instance in a warm worker costs about 2 ms, a fresh worker
- * 40 ms. Each worker gets a small shared memory of interrupt cells, one per
- * process; a 10 ms ticker asks long runners to yield, and a kill sets the
- * cell so that even a spinning guest traps at its next loop header.
+ * core): a fresh instance in a warm worker costs well under a millisecond, a
+ * fresh worker 40 ms. Each worker gets a small shared memory of interrupt
+ * cells, one per process; a 10 ms ticker asks long runners to yield, and a
+ * kill sets the cell so that even a spinning guest traps at its next loop
+ * header.
  *
  * New processes go to the least loaded worker that is not computing. When
  * every worker computes, the pool grows (up to a limit) and shrinks again
- * when the extra workers idle.
+ * when the extra workers idle. A worker that ran a version links the next
+ * instance of it while idle (`prepare`), and the next process of that
+ * version goes there unless that worker is much busier than another. A
+ * spawn is sent at the end of the turn that made it, with what was written
+ * to the process's stdin in that turn (its request).
  *
  * @module
  */
@@ -29,6 +34,8 @@ import {
   type ToWorker,
   type WorldFiles,
 } from "../runtime/messages.ts";
+
+type Spawn = Extract<ToWorker, { t: "spawn" }>;
 
 /** Receives what one process does. */
 export interface ProcessEvents {
@@ -89,6 +96,18 @@ export interface PoolOptions {
    * its worker throw an uncaught error (a crash, as a bug in the worker would).
    */
   crashMarker?: string;
+  /**
+   * Link an instance of a version ahead of its next process, on the worker
+   * that just ran one, while that worker is idle (default: true). A spawn
+   * then finds its instance linked, as Wasmtime's `InstancePre` lets it.
+   */
+  prepareAhead?: boolean;
+}
+
+/** How processes started: on an instance linked ahead, or linked at their spawn. */
+export interface StartCounts {
+  ahead: number;
+  cold: number;
 }
 
 /** The open-file limit of the host and where it was found. */
@@ -154,11 +173,29 @@ const CELLS = 16384;
 const IDLE_WORKER_MS = 30_000;
 /** A worker that is not ready after this long is a failure. */
 const START_TIMEOUT_MS = 30_000;
+/** Versions a worker keeps an instance of ahead; the one used longest ago gives way. */
+const AHEAD_PER_WORKER = 4;
+/** An instance made ahead that no spawn took for this long is dropped (its memory is freed). */
+const AHEAD_IDLE_MS = 60_000;
+/**
+ * How many more processes than the least loaded worker a worker may run and
+ * still be chosen for the instance it links ahead: most processes of a world
+ * wait for an answer rather than compute.
+ */
+const AHEAD_LOAD_SLACK = 2;
+
+/** An instance a worker makes (or has made) ahead for a version. */
+interface AheadSlot {
+  cell: number;
+  since: number;
+}
 
 interface Running {
   events: ProcessEvents;
   cell: number;
   worker: PluginWorker;
+  /** The version it runs. */
+  hash: string;
   /** Why the host killed it: the guest may meet the interrupt before the message. */
   killedFor?: string;
 }
@@ -171,6 +208,8 @@ class PluginWorker {
   readonly files = SyncChannel.create();
   readonly loaded = new Set<string>();
   readonly live = new Set<number>();
+  /** Instances made ahead, by version, oldest use first. */
+  readonly ahead = new Map<string, AheadSlot>();
   readonly ready: Promise<void>;
   /** Set once it crashed or failed to start: its processes have ended. */
   dead = false;
@@ -254,10 +293,16 @@ class PluginWorker {
   }
 
   takeCell(): number {
+    const cell = this.reserveCell();
+    this.live.add(cell);
+    return cell;
+  }
+
+  /** A cell for an instance made ahead: not live (nothing runs in it yet). */
+  reserveCell(): number {
     const cell = this.#freeCells.pop() ?? this.#nextCell++;
     if (cell >= CELLS) throw new Error(`worker ${this.index} runs ${CELLS - 1} processes already`);
     Atomics.store(this.cells, cell, Interrupt.None);
-    this.live.add(cell);
     return cell;
   }
 
@@ -266,12 +311,24 @@ class PluginWorker {
     this.#freeCells.push(cell);
     if (this.live.size === 0) this.idleSince = performance.now();
   }
+
+  /** Drops the instance made ahead for `hash`, if any, and gives its cell back. */
+  forget(hash: string, tell: boolean): void {
+    const slot = this.ahead.get(hash);
+    if (!slot) return;
+    this.ahead.delete(hash);
+    this.#freeCells.push(slot.cell);
+    if (tell) this.send({ t: "forget", hash });
+  }
 }
 
 /** The plugin workers and the processes on them. */
 export class WorkerPool {
   readonly #options:
-    & Required<Omit<PoolOptions, "onFault" | "onCrash" | "files" | "crashMarker">>
+    & Required<
+      Omit<PoolOptions, "onFault" | "onCrash" | "files" | "crashMarker" | "prepareAhead">
+    >
+    & { prepareAhead: boolean }
     & Pick<PoolOptions, "onFault" | "onCrash" | "files" | "crashMarker">;
   readonly #workers: PluginWorker[] = [];
   readonly #processes = new Map<string, Running>();
@@ -283,10 +340,19 @@ export class WorkerPool {
   /** The host's open-file limit the budget comes from. */
   readonly openFiles: OpenFileLimit;
   #closed = false;
+  readonly #starts: StartCounts = { ahead: 0, cold: 0 };
+  /** The limits of each version that ran with JSON-RPC stdio, for the instances made ahead. */
+  readonly #limitsOf = new Map<string, LoadedComponent["limits"]>();
+  #aheadTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(options: PoolOptions) {
     const size = options.size ?? Math.max(2, navigator.hardwareConcurrency || 2);
-    this.#options = { ...options, size, maxSize: Math.max(size, options.maxSize ?? size * 4) };
+    this.#options = {
+      ...options,
+      size,
+      maxSize: Math.max(size, options.maxSize ?? size * 4),
+      prepareAhead: options.prepareAhead ?? true,
+    };
     this.openFiles = openFileLimit();
     this.#fileBudget = Math.max(
       64,
@@ -325,6 +391,11 @@ export class WorkerPool {
     return this.#workers.length;
   }
 
+  /** How many processes started on an instance linked ahead, and how many were linked at their spawn. */
+  get starts(): Readonly<StartCounts> {
+    return { ...this.#starts };
+  }
+
   /** The number of the worker that runs a process (as in `sausage-plugins-<n>`). */
   workerOf(pid: string): number | undefined {
     return this.#processes.get(pid)?.worker.index;
@@ -334,9 +405,18 @@ export class WorkerPool {
   spawn(component: LoadedComponent, options: SpawnOptions, events: ProcessEvents): void {
     if (this.#closed) throw new Error("the worker pool is closed");
     mark(options.pid, "m.spawn");
-    const worker = this.#place();
-    const cell = worker.takeCell();
-    this.#processes.set(options.pid, { events, cell, worker });
+    const worker = this.#place(component.hash, options.stdio);
+    const slot = options.stdio === "rpc" ? worker.ahead.get(component.hash) : undefined;
+    let cell: number;
+    if (slot) {
+      // the worker links it now if it has not yet: the spawn comes with the cell it was made for
+      worker.ahead.delete(component.hash);
+      cell = slot.cell;
+      worker.live.add(cell);
+    } else {
+      cell = worker.takeCell();
+    }
+    this.#processes.set(options.pid, { events, cell, worker, hash: component.hash });
     if (!worker.loaded.has(component.hash)) {
       worker.loaded.add(component.hash);
       worker.send({
@@ -347,18 +427,49 @@ export class WorkerPool {
         modules: component.modules,
       });
     }
-    worker.send({ t: "spawn", hash: component.hash, cell, limits: component.limits, ...options });
+    // sent at the end of this turn, with what is written to its stdin meanwhile (the request)
+    this.#unsent.set(options.pid, {
+      worker,
+      message: { t: "spawn", hash: component.hash, cell, limits: component.limits, ...options },
+    });
+    if (this.#unsent.size === 1) queueMicrotask(this.#sendSpawns);
+    if (options.stdio === "rpc") this.#limitsOf.set(component.hash, component.limits);
     this.#startTicker();
+  }
+
+  /** Spawns made in this turn, not sent yet. */
+  readonly #unsent = new Map<string, { worker: PluginWorker; message: Spawn }>();
+
+  #sendSpawns = (): void => {
+    for (const pid of [...this.#unsent.keys()]) this.#sendSpawn(pid);
+  };
+
+  /** Sends the spawn of `pid` if it waits; everything else for `pid` goes after it. */
+  #sendSpawn(pid: string): void {
+    const unsent = this.#unsent.get(pid);
+    if (!unsent) return;
+    this.#unsent.delete(pid);
+    if (!unsent.worker.dead) unsent.worker.send(unsent.message);
   }
 
   /** Sends bytes to the stdin of a process. */
   write(pid: string, data: Uint8Array): void {
     mark(pid, "m.write");
+    const unsent = this.#unsent.get(pid);
+    if (unsent && !unsent.message.eof) {
+      (unsent.message.stdin ??= []).push(data);
+      return;
+    }
     this.#processes.get(pid)?.worker.send({ t: "stdin", pid, data });
   }
 
   /** Closes the stdin of a process (EOF). */
   closeStdin(pid: string): void {
+    const unsent = this.#unsent.get(pid);
+    if (unsent) {
+      unsent.message.eof = true;
+      return;
+    }
     this.#processes.get(pid)?.worker.send({ t: "eof", pid });
   }
 
@@ -366,6 +477,7 @@ export class WorkerPool {
   kill(pid: string, reason: string): void {
     const p = this.#processes.get(pid);
     if (!p) return;
+    this.#sendSpawn(pid); // the worker must know the process to end it
     p.killedFor ??= reason;
     Atomics.store(p.worker.cells, p.cell, Interrupt.Kill);
     p.worker.send({ t: "kill", pid, reason });
@@ -373,7 +485,9 @@ export class WorkerPool {
 
   /** Lets workers drop the glue of a version no process runs any more. */
   unload(hash: string): void {
+    this.#limitsOf.delete(hash);
     for (const w of this.#workers) {
+      w.forget(hash, false); // the unload drops it in the worker too
       if (w.loaded.delete(hash)) w.send({ t: "unload", hash });
     }
   }
@@ -382,6 +496,7 @@ export class WorkerPool {
   close(): void {
     this.#closed = true;
     if (this.#ticker !== undefined) clearInterval(this.#ticker);
+    clearTimeout(this.#aheadTimer);
     for (const w of this.#workers) w.terminate();
     this.#workers.length = 0;
   }
@@ -436,13 +551,19 @@ export class WorkerPool {
     }
   }
 
-  #place(): PluginWorker {
+  #place(hash: string, stdio: StdioMode): PluginWorker {
     if (this.#workers.length === 0) return this.#addWorker(); // all crashed or failed to start
     let best: PluginWorker | undefined;
+    let ahead: PluginWorker | undefined;
     for (const w of this.#workers) {
       if (w.computing) continue;
       if (!best || w.live.size < best.live.size) best = w;
+      // one still being linked counts too: the worker finishes it before it reads the spawn
+      if (stdio === "rpc" && w.ahead.has(hash) && (!ahead || w.live.size < ahead.live.size)) {
+        ahead = w;
+      }
     }
+    if (ahead && best && ahead.live.size <= best.live.size + AHEAD_LOAD_SLACK) return ahead;
     if (best) return best;
     // every worker computes: grow for the next processes, use the least loaded now
     if (this.#workers.length < this.#options.maxSize) {
@@ -450,6 +571,40 @@ export class WorkerPool {
       fresh.computing = false;
     }
     return this.#workers.reduce((a, b) => (b.live.size < a.live.size ? b : a));
+  }
+
+  /**
+   * After a process of `hash` ended on `worker`: the worker links the next
+   * instance of that version while it is idle, unless it has one.
+   */
+  #prepareAhead(worker: PluginWorker, hash: string): void {
+    if (!this.#options.prepareAhead || this.#closed || worker.dead) return;
+    if (!this.#limitsOf.has(hash) || !worker.loaded.has(hash) || worker.ahead.has(hash)) return;
+    if (worker.ahead.size >= AHEAD_PER_WORKER) {
+      worker.forget(worker.ahead.keys().next().value!, true);
+    }
+    const cell = worker.reserveCell();
+    worker.ahead.set(hash, { cell, since: performance.now() });
+    worker.send({ t: "prepare", hash, cell, limits: this.#limitsOf.get(hash) });
+    this.#scheduleAheadExpiry();
+  }
+
+  /** Drops instances made ahead that no spawn took for {@linkcode AHEAD_IDLE_MS}. */
+  #scheduleAheadExpiry(): void {
+    if (this.#aheadTimer !== undefined) return;
+    const timer = this.#aheadTimer = setTimeout(() => {
+      this.#aheadTimer = undefined;
+      const now = performance.now();
+      let left = false;
+      for (const w of this.#workers) {
+        for (const [hash, slot] of w.ahead) {
+          if (now - slot.since >= AHEAD_IDLE_MS) w.forget(hash, true);
+          else left = true;
+        }
+      }
+      if (left) this.#scheduleAheadExpiry();
+    }, AHEAD_IDLE_MS / 4);
+    Deno.unrefTimer(timer);
   }
 
   #onMessage(worker: PluginWorker, message: FromWorker): void {
@@ -470,9 +625,17 @@ export class WorkerPool {
         if (!p) break;
         this.#processes.delete(message.pid);
         p.worker.releaseCell(p.cell);
-        const { t: _t, pid: _pid, ...report } = message;
+        const { t: _t, pid: _pid, ahead, ...report } = message;
+        this.#starts[ahead ? "ahead" : "cold"]++;
         if (report.reason === "killed" && p.killedFor !== undefined) report.detail = p.killedFor;
         p.events.exit(report);
+        this.#prepareAhead(p.worker, p.hash);
+        break;
+      }
+      case "prepared": {
+        const slot = worker.ahead.get(message.hash);
+        if (!slot || slot.cell !== message.cell) break; // taken by a spawn meanwhile, or dropped
+        worker.forget(message.hash, false); // its spawns will fail the same way, and say why
         break;
       }
       case "fault":

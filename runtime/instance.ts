@@ -1,6 +1,7 @@
 /**
  * One process inside a plugin worker: a component instance with its own
- * WASI context (environment, stdio, clocks, files) and interrupt cell.
+ * WASI context (environment, stdio, clocks, files) and interrupt cell, which
+ * may be linked before its process is known.
  *
  * @module
  */
@@ -17,13 +18,19 @@ import {
   type ProcessLimits,
   resourceLimitText,
   selfLayer,
+  type StdioMode,
   type ToWorker,
 } from "./messages.ts";
 import { type InstanceControl, KilledSignal, type Scheduler } from "./scheduler.ts";
 import { LogLineSink, MessageLineSink, type OutputPort, RawSink, StdinSource } from "./stdio.ts";
-import { cliImports, ExitSignal } from "./wasi/cli.ts";
+import { type CliContext, cliImports, ExitSignal } from "./wasi/cli.ts";
 import { clocksImports } from "./wasi/clocks.ts";
-import { filesystemImports, filesystemImportsFor, releaseFilesystem } from "./wasi/filesystem.ts";
+import {
+  bindFilesystem,
+  mountPreopens,
+  releaseFilesystem,
+  unboundFilesystemImports,
+} from "./wasi/filesystem.ts";
 import {
   HostFileSystem,
   MountFileSystem,
@@ -48,13 +55,26 @@ export interface Glue {
 
 type Spawn = Extract<ToWorker, { t: "spawn" }>;
 
+/**
+ * What an instance is made for before its process is known: the version,
+ * the interrupt cell the host gave it, the limits its modules were compiled
+ * for, and how its stdout is read.
+ */
+export interface Preparation {
+  hash: string;
+  cell: number;
+  limits?: ProcessLimits;
+  stdio: StdioMode;
+}
+
 /** Where an instance reports to (the worker's batched outbox). */
 export interface InstanceHost {
   scheduler: Scheduler;
   cells: Int32Array;
   /** The synchronous channel to the layers the host serves. */
   files: SyncChannel;
-  output(pid: string): OutputPort;
+  /** The outbox of the process of `owner` (its ID is read when something is sent). */
+  output(owner: { readonly pid: string }): OutputPort;
   raw(pid: string, fd: 1 | 2, bytes: Uint8Array): void;
   /** Sends everything batched so far (before an exit report). */
   flush(): void;
@@ -77,9 +97,20 @@ const MIB = 2 ** 20;
 const FAILED_ALLOCATION = /^memory allocation of (\d+) bytes failed/;
 const FAILED_ALLOCATION_START = "memory allocation of ";
 
-/** A running process. */
+/**
+ * A process: a component instance with its own WASI context (environment,
+ * stdio, clocks, files) and interrupt cell.
+ *
+ * It lives in three steps. {@linkcode Instance.prepare} links the component
+ * (jco's glue and the core modules) against imports that know nothing of the
+ * process yet, which a worker does ahead, while it is idle, for a version it
+ * expects to run again; {@linkcode Instance.claim} gives it its process ID
+ * when the spawn arrives; {@linkcode Instance.run} gives it the rest (the
+ * environment, arguments and folders) and runs `wasi:cli/run`. An instance
+ * serves one process only, made ahead or not.
+ */
 export class Instance {
-  readonly pid: string;
+  readonly hash: string;
   readonly #host: InstanceHost;
   readonly #control: InstanceControl;
   readonly #kill = new AbortController();
@@ -87,22 +118,31 @@ export class Instance {
   readonly #stdout: MessageLineSink | RawSink;
   readonly #stderr: LogLineSink | RawSink;
   readonly #limits: ProcessLimits | undefined;
+  /** What `wasi:cli` answers; the spawn gives the environment, arguments and folder. */
+  #cli: CliContext | undefined;
   /** The core instances of the component, to find its memories after a trap. */
   readonly #cores: WebAssembly.Instance[] = [];
   /** The last stderr line that named a failed allocation (Rust's, before it aborts). */
   #failedAllocation = "";
+  #pid = "";
   #exited = false;
   #files: object | undefined;
   #network: object | undefined;
+  #component: { run: { run(): Promise<void> } } | undefined;
+  #failure: unknown;
+  #prepared = false;
+  #preparing: Promise<void> | undefined;
+  /** Linking had begun when the process claimed it (for the host's counts). */
+  #linkedAhead = false;
   /** Called once when the process has ended and its exit was reported. */
   onExit?: () => void;
 
-  constructor(spawn: Spawn, host: InstanceHost) {
-    this.pid = spawn.pid;
+  constructor(preparation: Preparation, host: InstanceHost) {
+    this.hash = preparation.hash;
     this.#host = host;
-    this.#control = { cell: spawn.cell, running: false, killed: null };
-    Atomics.store(host.cells, spawn.cell, Interrupt.None);
-    const limits = this.#limits = spawn.limits;
+    this.#control = { cell: preparation.cell, running: false, killed: null };
+    Atomics.store(host.cells, preparation.cell, Interrupt.None);
+    const limits = this.#limits = preparation.limits;
     this.#stdin = limits
       ? new StdinSource(this.#kill.signal, limits.stdinMib * MIB, () =>
         this.kill(
@@ -110,8 +150,8 @@ export class Instance {
             resourceLimitText("stdin_mib", limits.stdinMib),
         ))
       : new StdinSource(this.#kill.signal);
-    if (spawn.stdio === "rpc") {
-      const output = host.output(spawn.pid);
+    if (preparation.stdio === "rpc") {
+      const output = host.output(this);
       const port: OutputPort = limits
         ? {
           ...output,
@@ -126,39 +166,65 @@ export class Instance {
       });
       this.#stderr = new LogLineSink(port);
     } else {
-      this.#stdout = new RawSink((b) => host.raw(spawn.pid, 1, b));
-      this.#stderr = new RawSink((b) => host.raw(spawn.pid, 2, b));
+      this.#stdout = new RawSink((b) => host.raw(this.#pid, 1, b));
+      this.#stderr = new RawSink((b) => host.raw(this.#pid, 2, b));
     }
   }
 
-  /** Instantiates the component and runs it to its end. */
-  async run(spawn: Spawn, glue: Glue): Promise<void> {
-    let report: ExitReport;
+  /** The process's ID, once {@linkcode Instance.claim} gave it. */
+  get pid(): string {
+    return this.#pid;
+  }
+
+  /** The interrupt cell the host gave this instance. */
+  get cell(): number {
+    return this.#control.cell;
+  }
+
+  /** Why linking failed, in words; undefined when it did not (or has not happened). */
+  get failure(): string | undefined {
+    const e = this.#failure;
+    if (e === undefined) return undefined;
+    return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  }
+
+  /**
+   * Links the component, once (a second call waits for the first). Never
+   * throws: a failure is kept, and the process that runs this instance ends
+   * with it.
+   */
+  prepare(glue: Glue): Promise<void> {
+    return this.#preparing ??= this.#link(glue);
+  }
+
+  async #link(glue: Glue): Promise<void> {
     try {
+      // read by the guest when it asks, so the spawn can fill them in later
+      const cli: CliContext = this.#cli = {
+        env: [],
+        args: [],
+        cwd: "/",
+        stdin: new InputStream(profileSource(this, this.#stdin)),
+        stdout: new OutputStream(this.#stdout),
+        stderr: new OutputStream(this.#stderr),
+      };
       const wasi = {
-        ...cliImports({
-          env: spawn.env,
-          args: spawn.args,
-          cwd: spawn.cwd,
-          stdin: new InputStream(profileSource(this.pid, this.#stdin)),
-          stdout: new OutputStream(this.#stdout),
-          stderr: new OutputStream(this.#stderr),
-        }),
+        ...cliImports(cli),
         ...ioImports(),
         ...clocksImports({ onTimer: () => this.#host.scheduler.turn(), kill: this.#kill.signal }),
         ...randomImports(),
-        ...(this.#files = this.#filesystem(spawn)),
+        ...(this.#files = unboundFilesystemImports()),
         ...(this.#network = networkImports({
           kill: this.#kill.signal,
           onWake: () => this.#host.scheduler.turn(),
         })),
       };
       const sausage = this.#host.scheduler.imports(this.#control);
-      const component = await glue.instantiate(
+      this.#component = await glue.instantiate(
         (name) => glue.modules[name],
         wasi,
         (module, imports) => {
-          const timed = profileImports(this.pid, imports);
+          const timed = profileImports(this, imports);
           const core = new WebAssembly.Instance(
             module,
             (needsInterrupts(module)
@@ -169,11 +235,36 @@ export class Instance {
           return core;
         },
       );
+    } catch (e) {
+      this.#failure = e;
+    }
+    this.#prepared = true;
+  }
+
+  /** Gives the instance its process: from now on its output and exit carry `pid`. */
+  claim(pid: string): void {
+    if (this.#pid !== "") throw new Error(`the instance runs ${this.#pid} already`);
+    this.#pid = pid;
+    this.#linkedAhead = this.#preparing !== undefined;
+  }
+
+  /** Gives the process its environment and folders, and runs it to its end (prepared first). */
+  async run(spawn: Spawn): Promise<void> {
+    if (this.#exited) return; // killed while it was linked
+    let report: ExitReport;
+    try {
+      if (!this.#prepared) throw new Error("the instance was never linked");
+      if (this.#failure !== undefined) throw this.#failure;
+      const cli = this.#cli!;
+      cli.env = spawn.env;
+      cli.args = spawn.args;
+      cli.cwd = spawn.cwd;
+      this.#bindFiles(spawn);
       if (this.#control.killed !== null) throw new KilledSignal(this.#control.killed);
       this.#control.running = true;
-      mark(this.pid, "w.run");
-      await component.run.run();
-      mark(this.pid, "w.returned");
+      mark(this.#pid, "w.run");
+      await this.#component!.run.run();
+      mark(this.#pid, "w.returned");
       report = { status: 0, reason: "exited" };
     } catch (e) {
       report = this.#classify(e);
@@ -186,13 +277,13 @@ export class Instance {
    * A world process sees the world at `/` (served here, in the worker) and
    * `/proc`, `/self` and `/run` (served by the host over the files channel).
    */
-  #filesystem(spawn: Spawn): Record<string, Record<string, unknown>> {
+  #bindFiles(spawn: Spawn): void {
     if (!("world" in spawn.files)) {
       // outside a world (`sausage run`), folders opened below a preopen follow Wasmtime's rules
-      return filesystemImports(spawn.files.mounts, {
-        symlink: this.#mountLinks(spawn.files.mounts),
-        bounded: true,
-      });
+      const mounts = spawn.files.mounts;
+      const preopens = mountPreopens(mounts, { symlink: this.#mountLinks(mounts) });
+      bindFilesystem(this.#files!, preopens, { bounded: true });
+      return;
     }
     const files = spawn.files;
     const layers = files.layers ??
@@ -216,7 +307,7 @@ export class Instance {
         fs: new HostFileSystem(m.hostPath, { keepHostLinks: true }),
       })),
     ]);
-    return filesystemImportsFor([{ guestPath: "/", fs: table }]);
+    bindFilesystem(this.#files!, [{ guestPath: "/", fs: table }]);
   }
 
   /**
@@ -319,7 +410,12 @@ export class Instance {
       this.#stderr.finish();
     }
     this.#host.flush();
-    this.#host.post({ t: "exit", pid: this.pid, ...report });
+    this.#host.post({
+      t: "exit",
+      pid: this.#pid,
+      ...report,
+      ...(this.#linkedAhead ? { ahead: true } : {}),
+    });
     sendProfile();
     this.onExit?.();
   }

@@ -141,6 +141,14 @@ export type ToWorker =
     modules: Record<string, WebAssembly.Module>;
   }
   | { t: "unload"; hash: string }
+  /**
+   * Make an instance of `hash` ahead of its process, when the worker is idle
+   * (as Wasmtime's `InstancePre`, one step further): the spawn that comes
+   * with the same `cell` finds it linked. One per version per worker.
+   */
+  | { t: "prepare"; hash: string; cell: number; limits?: ProcessLimits }
+  /** Drop the instance made ahead for `hash` (its cell is given back). */
+  | { t: "forget"; hash: string }
   | {
     t: "spawn";
     pid: string;
@@ -157,6 +165,14 @@ export type ToWorker =
     stdio: StdioMode;
     /** The limits its component was compiled for. */
     limits?: ProcessLimits;
+    /**
+     * What the host wrote to its stdin in the turn it started it (the
+     * request): there before the guest's first read, so that read need not
+     * wait for another message.
+     */
+    stdin?: Uint8Array[];
+    /** Its stdin was closed in that turn too. */
+    eof?: boolean;
   }
   | { t: "stdin"; pid: string; data: Uint8Array }
   | { t: "eof"; pid: string }
@@ -177,6 +193,8 @@ export interface ExitReport {
 /** Worker to host. */
 export type FromWorker =
   | { t: "ready"; index: number }
+  /** The instance of `hash` for `cell` could not be linked ahead, and why. */
+  | { t: "prepared"; hash: string; cell: number; failed: string }
   | {
     t: "stdout";
     pid: string;
@@ -187,7 +205,12 @@ export type FromWorker =
   }
   | { t: "stderr"; pid: string; lines: string[]; dropped: number }
   | { t: "raw"; pid: string; fd: 1 | 2; data: Uint8Array }
-  | ({ t: "exit"; pid: string } & ExitReport)
+  | ({
+    t: "exit";
+    pid: string;
+    /** It ran on an instance linked before its spawn arrived. */
+    ahead?: boolean;
+  } & ExitReport)
   | { t: "fault"; message: string }
   /** A request waits on the files channel. */
   | { t: "vfs" };

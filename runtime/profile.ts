@@ -73,13 +73,18 @@ let on = fromEnv();
 let thread = "main";
 let marks: Mark[] = [];
 const imports = new Map<string, ImportCalls>();
+/** What marks and counts are recorded for: a process, whose ID may be given after it was linked. */
+export interface ProfileOwner {
+  readonly pid: string;
+}
+
 /**
  * jco's glue gives a core module the lowered imports through a shim: the
  * module imports `<interface>#<function>` as the shim's export `n`, and the
  * shim calls the function that module `""` field `n` gives it. Per process,
  * `n` → the WIT name, to name those.
  */
-const shimNames = new Map<string, Map<string, string>>();
+const shimNames = new Map<ProfileOwner, Map<string, string>>();
 let channel: BroadcastChannel | undefined;
 
 /** Whether marks are recorded in this thread. */
@@ -115,8 +120,9 @@ export function takeMarks(): Mark[] {
 export function sendProfile(): void {
   if (!on || thread === "main") return;
   channel ??= new BroadcastChannel(PROFILE_CHANNEL);
+  const byPid = new Map([...shimNames].map(([owner, names]) => [owner.pid, names]));
   const named = [...imports.values()].map((i) => {
-    const slot = i.name.startsWith("#") ? shimNames.get(i.pid)?.get(i.name.slice(1)) : undefined;
+    const slot = i.name.startsWith("#") ? byPid.get(i.pid)?.get(i.name.slice(1)) : undefined;
     return slot ? { ...i, name: slot } : i;
   });
   const message: WorkerProfile = { marks: takeMarks(), imports: named };
@@ -137,7 +143,7 @@ function record(pid: string, name: string, micros: number, suspending: boolean):
 }
 
 interface SuspendingName {
-  pid: string;
+  owner: ProfileOwner;
   name: string;
 }
 
@@ -156,13 +162,13 @@ function patchSuspending(): void {
   suspendingPatched = true;
   const Original = wasm.Suspending;
   wasm.Suspending = function (fn: (...args: unknown[]) => unknown) {
-    const who: SuspendingName = { pid: "?", name: "?" };
+    const who: SuspendingName = { owner: { pid: "?" }, name: "?" };
     const timed = async function (this: unknown, ...args: unknown[]) {
       const t0 = performance.now();
       try {
         return await fn.apply(this, args);
       } finally {
-        record(who.pid, who.name, (performance.now() - t0) * 1000, true);
+        record(who.owner.pid, who.name, (performance.now() - t0) * 1000, true);
       }
     };
     const suspending = new Original(timed);
@@ -172,11 +178,11 @@ function patchSuspending(): void {
 }
 
 /**
- * The imports of one core module with each function timed for process
- * `pid`; the imports themselves when profiling is off.
+ * The imports of one core module with each function timed for the process
+ * of `owner`; the imports themselves when profiling is off.
  */
 export function profileImports<T extends Record<string, unknown> | undefined>(
-  pid: string,
+  owner: ProfileOwner,
   given: T,
 ): T {
   if (!on || !given) return given; // a module without imports gets none
@@ -193,14 +199,14 @@ export function profileImports<T extends Record<string, unknown> | undefined>(
         ? suspendingNames.get(value)
         : undefined;
       if (who) {
-        who.pid = pid;
+        who.owner = owner;
         who.name = name;
         wrapped[field] = value;
       } else if (typeof value === "function" && /^\d+$/.test(value.name)) {
         // a wasm function of another core instance (named by its index) stays as it is: a JS
         // frame between two wasm frames would stop a JSPI suspension
-        let names = shimNames.get(pid);
-        if (!names) shimNames.set(pid, names = new Map());
+        let names = shimNames.get(owner);
+        if (!names) shimNames.set(owner, names = new Map());
         names.set(value.name, name);
         wrapped[field] = value;
       } else if (typeof value === "function") {
@@ -210,7 +216,7 @@ export function profileImports<T extends Record<string, unknown> | undefined>(
           try {
             return fn(...args);
           } finally {
-            record(pid, name, (performance.now() - t0) * 1000, false);
+            record(owner.pid, name, (performance.now() - t0) * 1000, false);
           }
         };
       } else {
@@ -222,18 +228,18 @@ export function profileImports<T extends Record<string, unknown> | undefined>(
   return out as T;
 }
 
-/** Stdin of process `pid` with its waits marked; the source itself when profiling is off. */
-export function profileSource(pid: string, source: ByteSource): ByteSource {
+/** Stdin of the process of `owner` with its waits marked; the source itself when profiling is off. */
+export function profileSource(owner: ProfileOwner, source: ByteSource): ByteSource {
   if (!on) return source;
   return {
     read: (max) => {
       const bytes = source.read(max);
-      if (bytes && bytes.length > 0) mark(pid, "w.stdin.read");
+      if (bytes && bytes.length > 0) mark(owner.pid, "w.stdin.read");
       return bytes;
     },
     readable: () => source.readable(),
     whenReadable: () => {
-      mark(pid, "w.stdin.wait");
+      mark(owner.pid, "w.stdin.wait");
       return source.whenReadable();
     },
     close: source.close ? () => source.close!() : undefined,

@@ -52,6 +52,11 @@ export class Scheduler {
     this.#lastTurn = performance.now();
   }
 
+  /** True when no guest waits in the run queue for its next slice. */
+  get idle(): boolean {
+    return this.#queue.length === 0;
+  }
+
   /** The `sausage` imports of an instrumented core module, for one process. */
   imports(control: InstanceControl): Record<string, unknown> {
     const cells = this.#cells;

@@ -8,8 +8,8 @@
  * @module
  */
 /// <reference lib="deno.worker" />
-import { type Glue, Instance, type InstanceHost } from "./instance.ts";
-import type { FromWorker, ToWorker } from "./messages.ts";
+import { type Glue, Instance, type InstanceHost, type Preparation } from "./instance.ts";
+import { type FromWorker, SLICE_MS, type ToWorker } from "./messages.ts";
 import { Scheduler } from "./scheduler.ts";
 import { SyncChannel } from "../vfs/mod.ts";
 import { setHostFileBudget } from "./wasi/filesystem.ts";
@@ -39,6 +39,9 @@ let cells: Int32Array;
 let files: SyncChannel;
 const glues = new Map<string, Promise<Glue>>();
 const instances = new Map<string, Instance>();
+/** Instances made ahead of their processes (or to be made when idle), by version. */
+const ahead = new Map<string, { preparation: Preparation; instance?: Instance }>();
+let aheadQueued = false;
 const pending = new Map<string, Pending>();
 let flushQueued = false;
 let flushTimer: ReturnType<typeof setTimeout> | undefined;
@@ -94,15 +97,15 @@ const host: InstanceHost = {
   get files() {
     return files;
   },
-  output(pid: string): OutputPort {
+  output(owner): OutputPort {
     return {
       message: (m) => {
-        mark(pid, "w.message");
-        pendingFor(pid, true).messages.push(m);
+        mark(owner.pid, "w.message");
+        pendingFor(owner.pid, true).messages.push(m);
       },
-      discarded: () => pendingFor(pid, false).discarded++,
-      logLine: (line) => pendingFor(pid, false).lines.push(line),
-      logDropped: (n) => pendingFor(pid, false).dropped += n,
+      discarded: () => pendingFor(owner.pid, false).discarded++,
+      logLine: (line) => pendingFor(owner.pid, false).lines.push(line),
+      logDropped: (n) => pendingFor(owner.pid, false).dropped += n,
     };
   },
   raw(pid, fd, data) {
@@ -135,8 +138,20 @@ async function loadGlue(
 }
 
 async function spawn(message: Extract<ToWorker, { t: "spawn" }>): Promise<void> {
-  const instance = new Instance(message, host);
+  const made = ahead.get(message.hash);
+  let instance: Instance;
+  if (made && made.preparation.cell === message.cell && made.preparation.stdio === message.stdio) {
+    ahead.delete(message.hash);
+    instance = made.instance ?? new Instance(made.preparation, host);
+  } else {
+    const { hash, cell, limits, stdio } = message;
+    instance = new Instance({ hash, cell, limits, stdio }, host);
+  }
+  instance.claim(message.pid);
   instances.set(message.pid, instance);
+  if (message.stdin) mark(message.pid, "w.stdin");
+  for (const data of message.stdin ?? []) instance.stdin(data);
+  if (message.eof) instance.eof();
   instance.onExit = () => instances.delete(message.pid);
   const glue = glues.get(message.hash);
   if (!glue) {
@@ -158,7 +173,43 @@ async function spawn(message: Extract<ToWorker, { t: "spawn" }>): Promise<void> 
     instances.delete(message.pid);
     return;
   }
-  await instance.run(message, loaded);
+  await instance.prepare(loaded);
+  await instance.run(message);
+}
+
+/** Makes the instances asked for ahead, one per task, while no guest waits to compute. */
+function queueAhead(): void {
+  if (aheadQueued) return;
+  aheadQueued = true;
+  setTimeout(makeAhead, 0);
+}
+
+async function makeAhead(): Promise<void> {
+  aheadQueued = false;
+  const next = [...ahead.values()].find((a) => !a.instance);
+  if (!next) return;
+  if (!scheduler.idle) {
+    // guests compute: their slices come first, an instance made ahead can wait
+    aheadQueued = true;
+    setTimeout(makeAhead, SLICE_MS);
+    return;
+  }
+  const { hash, cell } = next.preparation;
+  const instance = next.instance = new Instance(next.preparation, host);
+  let failed: string | undefined;
+  try {
+    const glue = glues.get(hash);
+    if (!glue) throw new Error(`worker ${index} has no component ${hash}`);
+    await instance.prepare(await glue);
+    failed = instance.failure;
+  } catch (e) {
+    failed = String(e);
+  }
+  if (failed !== undefined) {
+    if (ahead.get(hash) === next) ahead.delete(hash);
+    post({ t: "prepared", hash, cell, failed });
+  }
+  if ([...ahead.values()].some((a) => !a.instance)) queueAhead();
 }
 
 self.onmessage = (event: MessageEvent<ToWorker>) => {
@@ -185,6 +236,16 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
       break;
     case "unload":
       glues.delete(message.hash);
+      ahead.delete(message.hash);
+      break;
+    case "prepare": {
+      const { hash, cell, limits } = message;
+      ahead.set(hash, { preparation: { hash, cell, limits, stdio: "rpc" } });
+      queueAhead();
+      break;
+    }
+    case "forget":
+      ahead.delete(message.hash);
       break;
     case "spawn":
       spawn(message).catch((e) => post({ t: "fault", message: `spawn ${message.pid}: ${e}` }));

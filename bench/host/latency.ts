@@ -25,6 +25,10 @@ interface Samples {
   nested: number[];
   /** The inner call of `nested`, as the calling process timed it (monotonic clock). */
   inner: number[];
+  /** `echo` and `nested`'s inner call on a host that links no instance ahead. */
+  echoAtSpawn: number[];
+  nestedAtSpawn: number[];
+  innerAtSpawn: number[];
   roundTrip: number[];
   pool: number[];
   instantiate: number[];
@@ -39,15 +43,26 @@ export const latency: Section = {
     const rounds = pick(ctx, 600, 80);
     await using w = await benchWorld({ probe: "probe" });
     const client = w.host.client("console");
+    // the same world on a host that links each instance at its spawn: what linking ahead saves
+    await using atSpawn = await benchWorld({ probe: "probe" }, { prepareAhead: false });
+    const atSpawnClient = atSpawn.host.client("console");
     await using pool = await PoolRunner.start(await testPlugin("probe"), w.root);
 
-    const timed = async (method: string, params: Record<string, unknown>, check: Check) => {
+    const timed = async (
+      method: string,
+      params: Record<string, unknown>,
+      check: Check,
+      on = client,
+    ) => {
       const start = performance.now();
-      check(await call(client, method, params));
+      check(await call(on, method, params));
       return performance.now() - start;
     };
     let innerMs = 0;
-    const measure: Record<Exclude<keyof Samples, "inner">, () => Promise<number>> = {
+    const measure: Record<
+      Exclude<keyof Samples, "inner" | "innerAtSpawn">,
+      () => Promise<number>
+    > = {
       echo: () => timed("probe.echo", {}, isEmptyObject),
       nested: () =>
         timed("probe.call", { method: "probe.echo", params: {} }, (result) => {
@@ -57,6 +72,12 @@ export const latency: Section = {
       roundTrip: () => timed("probe.call", ROUND_TRIP, answered),
       pool: () => pool.request("echo"),
       instantiate: () => Promise.resolve(instantiateCore(pool.component.modules)),
+      echoAtSpawn: () => timed("probe.echo", {}, isEmptyObject, atSpawnClient),
+      nestedAtSpawn: () =>
+        timed("probe.call", { method: "probe.echo", params: {} }, (result) => {
+          answered(result);
+          innerMs = (result as { micros: number }).micros / 1000;
+        }, atSpawnClient),
     };
     const kinds = Object.keys(measure) as (keyof typeof measure)[];
     /** One measurement of each kind, in an order shuffled per round (the same in every run). */
@@ -65,10 +86,13 @@ export const latency: Section = {
         const ms = await measure[kind]();
         into?.[kind].push(ms);
         if (kind === "nested") into?.inner.push(innerMs);
+        if (kind === "nestedAtSpawn") into?.innerAtSpawn.push(innerMs);
       }
     };
 
-    ctx.progress(`latency: ${warmup} warm-up rounds, then ${rounds} rounds of 5 measurements`);
+    ctx.progress(
+      `latency: ${warmup} warm-up rounds, then ${rounds} rounds of ${kinds.length} measurements`,
+    );
     for (let i = 0; i < warmup; i++) await round(i, null);
     // the host's workers ran 5 instances per round, the pool's worker 1: even out the JIT warm-up
     for (let i = 0; i < warmup * 4; i++) await pool.request("echo");
@@ -79,6 +103,9 @@ export const latency: Section = {
       roundTrip: [],
       pool: [],
       instantiate: [],
+      echoAtSpawn: [],
+      nestedAtSpawn: [],
+      innerAtSpawn: [],
     };
     for (let i = 0; i < rounds; i++) await round(i, s);
 
@@ -88,6 +115,8 @@ export const latency: Section = {
     const poolRun = summarize(s.pool);
     const inst = summarize(s.instantiate);
     const inner = summarize(s.inner);
+    const echoAtSpawn = summarize(s.echoAtSpawn);
+    const innerAtSpawn = summarize(s.innerAtSpawn);
     const byDifference = nested.median - echo.median;
     const trip = roundTrip.median - echo.median;
     const paired = s.nested.map((x, i) => x - s.echo[i]);
@@ -122,6 +151,41 @@ export const latency: Section = {
         },
         ...base,
       },
+      {
+        name: "baseline.console_at_spawn",
+        label: "baseline: call from the console, nothing linked ahead",
+        unit: "ms",
+        median: echoAtSpawn.median,
+        p99: echoAtSpawn.p99,
+        method: "as call from the console, on a second host of the same world whose pool links " +
+          "each instance at its spawn (prepareAhead: false)",
+        samples: s.echoAtSpawn,
+        ...base,
+      },
+      {
+        name: "baseline.process_at_spawn",
+        label: "baseline: call from a process, nothing linked ahead",
+        unit: "ms",
+        median: innerAtSpawn.median,
+        p99: innerAtSpawn.p99,
+        method: "as call from a process, on the host that links each instance at its spawn",
+        samples: s.innerAtSpawn,
+        ...base,
+      },
+      ratio(
+        "ratio.console_ahead",
+        "call from the console / nothing linked ahead",
+        echo.median,
+        echoAtSpawn,
+        base,
+      ),
+      ratio(
+        "ratio.process_ahead",
+        "call from a process / nothing linked ahead",
+        inner.median,
+        innerAtSpawn,
+        base,
+      ),
       {
         name: "baseline.round_trip",
         label: "baseline: process to core round trip",

@@ -113,14 +113,16 @@ export class ShimRunner implements AsyncDisposable {
         ],
         dir,
       );
-      const { transpileBytes } = await import("@bytecodealliance/jco-transpile");
-      const result = await transpileBytes(await Deno.readFile(wasmPath), {
+      // jco's own transpile, as jco's users run it (the host's jco-transpile always instantiates)
+      const { transpile } = await import("@bytecodealliance/jco");
+      const result = await transpile(await Deno.readFile(wasmPath), {
         name: "plugin",
-        emitTypescriptDeclarations: false,
+        noTypescript: true,
       });
       await Deno.mkdir(join(dir, "component"));
       for (const [file, content] of Object.entries(result.files)) {
-        await Deno.writeFile(join(dir, "component", file), content);
+        if (file.endsWith(".d.ts")) continue; // types, for nobody here
+        await Deno.writeFile(join(dir, "component", file), content as Uint8Array);
       }
       await Deno.writeTextFile(join(dir, "run.mjs"), RUNNER);
       return new ShimRunner(dir, node);

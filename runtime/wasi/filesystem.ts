@@ -221,6 +221,8 @@ class _Process {
   bounded = false;
   readonly files = new Set<_OpenFile>();
   released = false;
+  /** The folders the process sees, given before it runs. */
+  preopens: Preopen[] | undefined;
 }
 
 /** A host file shared by a descriptor and its streams; closed with the last of them. */
@@ -1052,19 +1054,45 @@ export function filesystemImportsFor(
   preopens: Preopen[],
   options: Pick<FilesystemOptions, "bounded"> = {},
 ): Record<string, Record<string, unknown>> {
+  const imports = unboundFilesystemImports();
+  bindFilesystem(imports, preopens, options);
+  return imports;
+}
+
+/**
+ * The `wasi:filesystem` imports of a process whose folders are not known
+ * yet: an instance made ahead of its process (`runtime/instance.ts`) is
+ * linked with these, and {@linkcode bindFilesystem} gives them the folders
+ * before the guest runs. Until then `get-directories` fails.
+ */
+export function unboundFilesystemImports(): Record<string, Record<string, unknown>> {
   const process = new _Process();
-  process.bounded = options.bounded === true;
-  const getDirectories = (): [Descriptor, string][] =>
-    preopens.map(({ guestPath, fs, path }) => {
+  const getDirectories = (): [Descriptor, string][] => {
+    if (!process.preopens) throw new Error("the process's folders were never given");
+    return process.preopens.map(({ guestPath, fs, path }) => {
       const handle = fs.open(path ?? "/", { read: true, directory: true });
       return [new Descriptor(_TOKEN, process, fs, handle, {}, false), guestPath];
     });
+  };
   const imports = {
     "wasi:filesystem/types": { Descriptor, DirectoryEntryStream, filesystemErrorCode },
     "wasi:filesystem/preopens": { getDirectories },
   };
   _processes.set(imports, process);
   return imports;
+}
+
+/** Gives the imports of {@linkcode unboundFilesystemImports} their folders, once. */
+export function bindFilesystem(
+  imports: object,
+  preopens: Preopen[],
+  options: Pick<FilesystemOptions, "bounded"> = {},
+): void {
+  const process = _processes.get(imports);
+  if (!process) throw new Error("these are not the filesystem imports of a process");
+  if (process.preopens) throw new Error("the process's folders were given already");
+  process.preopens = preopens;
+  process.bounded = options.bounded === true;
 }
 
 /** Options of {@linkcode filesystemImports}. */
@@ -1101,7 +1129,18 @@ export function filesystemImports(
   mounts: DirectoryMount[],
   options: FilesystemOptions = {},
 ): Record<string, Record<string, unknown>> {
-  const preopens = mounts.map(({ guestPath, hostPath }): Preopen => {
+  return filesystemImportsFor(mountPreopens(mounts, options), options);
+}
+
+/**
+ * Each mount as a preopen on a {@linkcode HostFileSystem}; a folder that
+ * does not exist or is not a folder is an error that names it.
+ */
+export function mountPreopens(
+  mounts: DirectoryMount[],
+  options: Pick<FilesystemOptions, "symlink"> = {},
+): Preopen[] {
+  return mounts.map(({ guestPath, hostPath }): Preopen => {
     let fs: HostFileSystem;
     try {
       // One process and no one else renaming inside: the caller's links stay as they are.
@@ -1116,7 +1155,6 @@ export function filesystemImports(
     }
     return { guestPath, fs };
   });
-  return filesystemImportsFor(preopens, options);
 }
 
 /**

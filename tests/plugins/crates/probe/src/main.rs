@@ -33,6 +33,10 @@ fn call(
     }
 }
 
+thread_local! {
+    static HEAP: std::cell::RefCell<Box<u64>> = std::cell::RefCell::new(Box::new(0));
+}
+
 fn main() {
     let stdin = std::io::stdin();
     let mut lines = stdin.lock().lines();
@@ -57,6 +61,17 @@ fn main() {
             let args: Vec<String> = std::env::args().collect();
             let cwd = std::env::current_dir().map(|p| p.display().to_string()).ok();
             reply(&id, json!({"vars": vars, "args": args, "cwd": cwd}));
+        }
+        // Adds one to a counter in linear memory and to a heap value, and returns both:
+        // a fresh instance says 1 and 1, whoever ran before it.
+        "bump" => {
+            static COUNT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+            let count = COUNT.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            let heap = HEAP.with(|h| {
+                **h.borrow_mut() += 1;
+                **h.borrow()
+            });
+            reply(&id, json!({"count": count, "heap": heap}));
         }
         // A JSON-RPC error answer.
         "fail" => reply_error(&id, 4711, "probe failed on purpose"),

@@ -1,0 +1,97 @@
+/**
+ * Instances linked ahead of their processes (`core/pool.ts`, `prepare`): a
+ * worker that ran a version links the next instance of it while idle, and
+ * the next call of that version starts on it. Each is still a fresh
+ * instance of its own process: its memory, environment, folders, kill and
+ * preemption are as for an instance linked at its spawn.
+ */
+import assert from "node:assert/strict";
+import { eventually, startWorld } from "./world.ts";
+
+/** Waits until the one worker has the next instance of probe ready, then calls. */
+async function callAhead(
+  w: Awaited<ReturnType<typeof startWorld>>,
+  method: string,
+  params: Record<string, unknown> = {},
+) {
+  const before = w.host.pool.starts.ahead;
+  // the instance is linked after the last process ended, while the worker idles
+  await new Promise((r) => setTimeout(r, 30));
+  const response = await w.request(method, params);
+  // a start is counted when its process ends
+  await eventually(() => w.host.pool.size === 0);
+  return { response, ahead: w.host.pool.starts.ahead > before };
+}
+
+Deno.test("a call starts on an instance linked ahead, whose memory no process used", async () => {
+  await using w = await startWorld({ workers: 1 });
+  assert.deepEqual(await w.call("probe.bump"), { count: 1, heap: 1 });
+  let ahead = 0;
+  for (let i = 0; i < 10; i++) {
+    const r = await callAhead(w, "probe.bump");
+    assert.deepEqual(r.response.result, { count: 1, heap: 1 });
+    if (r.ahead) ahead++;
+  }
+  // the first call links at its spawn; after it, each call finds its instance ready
+  assert.ok(ahead >= 9, `${ahead} of 10 calls started on an instance linked ahead`);
+});
+
+Deno.test("a process started ahead gets its own ID, arguments and environment", async () => {
+  await using w = await startWorld({ workers: 1 });
+  await w.call("probe.echo");
+  const seen = new Set<string>();
+  for (let i = 0; i < 3; i++) {
+    const r = await callAhead(w, "probe.env");
+    assert.ok(r.ahead, "started ahead");
+    const { vars, args, cwd } = r.response.result as {
+      vars: Record<string, string>;
+      args: string[];
+      cwd: string;
+    };
+    assert.match(vars.SAUSAGE_PID, /^probe-/);
+    assert.equal(vars.SAUSAGE_PLUGIN, "probe");
+    assert.equal(vars.SAUSAGE_PARENT, "console");
+    assert.deepEqual(args, ["probe"]);
+    assert.equal(cwd, "/");
+    seen.add(vars.SAUSAGE_PID);
+  }
+  assert.equal(seen.size, 3, "each process has its own ID");
+});
+
+Deno.test("a process started ahead sees the world and its own /self, not another's", async () => {
+  await using w = await startWorld({ workers: 1, files: { "state/probe/seed.txt": "seed" } });
+  await w.call("probe.echo");
+  const wrote = await callAhead(w, "probe.write_file", { path: "/self/mine.txt", text: "one" });
+  assert.ok(wrote.ahead);
+  assert.deepEqual(wrote.response.result, { read: "one" });
+  const other = await callAhead(w, "probe.read_file", { path: "/self/mine.txt" });
+  assert.ok(other.ahead);
+  assert.equal((other.response.result as { kind: string }).kind, "NotFound");
+  const world = await callAhead(w, "probe.read_file", { path: "/state/probe/seed.txt" });
+  assert.deepEqual(world.response.result, { text: "seed" });
+});
+
+Deno.test("a spinner started ahead is preempted and killed, and the next call still answers", async () => {
+  await using w = await startWorld({ workers: 1 });
+  await w.call("probe.echo");
+  await new Promise((r) => setTimeout(r, 30));
+  const before = w.host.pool.starts.ahead;
+  const spinner = w.request("probe.spin", {});
+  await eventually(() => w.host.processes.list().some((p) => p.method === "spin"));
+  // on the one worker, an echo answers beside it (preemption)
+  assert.deepEqual(await w.call("probe.echo", { beside: true }), { beside: true });
+  const spin = w.host.processes.list().find((p) => p.method === "spin")!;
+  await w.call("core.kill", { pid: spin.pid });
+  assert.equal((await spinner).error?.code, -32002);
+  await eventually(() => w.host.pool.size === 0);
+  assert.ok(w.host.pool.starts.ahead > before, "the spinner started ahead");
+  const next = await callAhead(w, "probe.bump");
+  assert.deepEqual(next.response.result, { count: 1, heap: 1 });
+});
+
+Deno.test("with prepareAhead off, every process is linked at its spawn", async () => {
+  await using w = await startWorld({ workers: 1, prepareAhead: false });
+  for (let i = 0; i < 3; i++) await callAhead(w, "probe.echo");
+  assert.equal(w.host.pool.starts.ahead, 0);
+  assert.ok(w.host.pool.starts.cold >= 3);
+});
