@@ -279,10 +279,13 @@ export class Host {
     const lock = await HostLock.acquire(world);
     let host: Host;
     let sealed: string[];
+    let workers: Promise<void>;
     try {
       sealed = world.sealLinks(); // with the lock held: no other host runs this world
       host = new Host(world, lock, options, protocol);
-      await host.pool.start();
+      // the workers start (about 40 ms each, on their own threads) while the files below are done
+      workers = host.pool.start();
+      workers.catch(() => {}); // awaited below
     } catch (e) {
       lock.release();
       throw e;
@@ -323,6 +326,12 @@ export class Host {
           `warning: cannot install the agent in plugins/agent: ${e}`,
         )
       );
+    }
+    try {
+      await workers;
+    } catch (e) {
+      lock.release();
+      throw e;
     }
     // a new version updates the graph after its discovery; a removed or broken file at once
     host.#watcher = new PluginWatcher(world, host.versions, host.journal, () => {

@@ -24,7 +24,9 @@ export const control: Section = {
   async run(ctx) {
     const rounds = pick(ctx, 300, 60);
     const warmup = pick(ctx, 30, 10);
-    await using w = await benchWorld({ probe: "probe" });
+    // each call links its instance at its spawn: an instance linked ahead would be ready for
+    // one call of a pair and not the other, depending on their order
+    await using w = await benchWorld({ probe: "probe" }, { prepareAhead: false });
     const endpoint = await ControlEndpoint.listen(w.host);
     if (!endpoint) throw new Error("the control endpoint did not listen");
     const remote = await ControlClient.connect(w.root);

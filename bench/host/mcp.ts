@@ -106,7 +106,9 @@ export const mcp: Section = {
     const warmup = pick(ctx, 30, 10);
     const figures: Figure[] = [];
     {
-      await using w = await benchWorld({ probe: "probe" });
+      // each call links its instance at its spawn: an instance linked ahead would be ready for
+      // one call of a pair and not the other, depending on their order
+      await using w = await benchWorld({ probe: "probe" }, { prepareAhead: false });
       await w.host.discovered;
       const view = new LocalHostView(w.host);
       const { client, close } = await connected(view);

@@ -9,17 +9,9 @@
  * @module
  */
 // @ts-types="@modelcontextprotocol/sdk/client"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-// @ts-types="@modelcontextprotocol/sdk/client/stdio"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-// @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
-import {
-  type CallToolResult,
-  type Tool,
-  ToolListChangedNotificationSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { ErrorCode, RpcError } from "../jsonrpc.ts";
 import type { NativeContext, NativePlugin } from "../native.ts";
 import {
@@ -334,7 +326,11 @@ export class McpServers {
     key: string,
     ctx: NativeContext,
   ): Promise<Connection> {
-    const client = new Client({ name: this.#options.clientName ?? "sausage", version: "0.1.0" });
+    const sdk = await import("./sdk.ts");
+    const client = new sdk.Client({
+      name: this.#options.clientName ?? "sausage",
+      version: "0.1.0",
+    });
     const connection: Connection = {
       key,
       client,
@@ -343,13 +339,13 @@ export class McpServers {
       lastUsed: Date.now(),
       inFlight: 0,
     };
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => {
       connection.tools = undefined;
     });
     let transport;
     if (config.kind === "command") {
       this.#options.log(`${name}: starting ${[config.command, ...config.args].join(" ")}`);
-      transport = new StdioClientTransport({
+      transport = new sdk.StdioClientTransport({
         command: config.command,
         args: config.args,
         env: { ...defaultEnvironment(), ...config.env },
@@ -366,7 +362,7 @@ export class McpServers {
       });
     } else {
       this.#options.log(`${name}: connecting to ${config.url}`);
-      transport = new StreamableHTTPClientTransport(new URL(config.url), {
+      transport = new sdk.StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: { headers: config.headers },
       });
     }
@@ -404,7 +400,7 @@ export class McpServers {
     const server = client.getServerVersion();
     this.#options.log(
       `${name}: connected (${server?.name ?? "?"} ${server?.version ?? ""}, protocol ` +
-        `${transport instanceof StreamableHTTPClientTransport ? "http" : "stdio"})`,
+        `${config.kind === "command" ? "stdio" : "http"})`,
     );
     this.#connections.set(name, connection);
     return connection;
