@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { Host } from "../core/host.ts";
 import { initWorld } from "../core/init.ts";
 import { eventually, installPlugin, TEST_CACHE_DIR } from "./world.ts";
+import { findWasmToolchain } from "../core/cargo/toolchain.ts";
 
 /** Whether this machine lets the test mount a tmpfs (root, and a mount namespace that allows it). */
 function canMount(): boolean {
@@ -117,3 +118,48 @@ Deno.test({
     await Deno.remove(disk, { recursive: true }).catch(() => {});
   }
 });
+
+Deno.test({
+  name:
+    "a build whose cache is on a full disk fails with an error that says so and how to make room",
+  ignore: !canMount() || !(await hasWasmToolchain()),
+}, async () => {
+  const disk = await Deno.makeTempDir({ prefix: "sausage-small-cache-" });
+  await run("mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", disk);
+  const root = await Deno.makeTempDir({ prefix: "sausage-world-" });
+  let host: Host | undefined;
+  try {
+    await initWorld(root, { installAgent: false, examples: true });
+    host = await Host.start({ world: root, cacheDir: disk, services: false, installAgent: false });
+    await host.discovered;
+    const client = host.client("console");
+    // cargo's target folder fills the 16 MiB long before the SDK's dependencies are compiled
+    const built = await client.request("cargo.build", { plugin: "notes" }, { timeoutMs: 600_000 });
+    assert.equal(built.error?.code, -32004, JSON.stringify(built.result ?? built.error));
+    assert.match(built.error!.message, /a disk is full \(No space left on device\)/);
+    assert.match(built.error!.message, new RegExp(`cache folder ${disk}`));
+    assert.match(built.error!.message, /sausage cache gc/);
+    assert.match(built.error!.message, /--cache-dir/);
+    const data = built.error!.data as { step: string; output: string; disk: string };
+    assert.equal(data.disk, "full");
+    assert.match(data.output, /No space left on device|os error 28/);
+    // the host goes on, and nothing of the world was touched
+    const ps = await client.request("core.log", { limit: 1 });
+    assert.equal(ps.error, undefined, JSON.stringify(ps.error));
+    await assert.rejects(Deno.stat(join(root, "plugins", "notes", "plugin.wasm")));
+  } finally {
+    await host?.shutdown();
+    await run("umount", disk).catch(() => {});
+    await Deno.remove(disk, { recursive: true }).catch(() => {});
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
+});
+
+async function hasWasmToolchain(): Promise<boolean> {
+  try {
+    await findWasmToolchain();
+    return true;
+  } catch {
+    return false;
+  }
+}

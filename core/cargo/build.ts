@@ -83,6 +83,40 @@ function buildFailed(step: string, output: string, extra: Record<string, unknown
   });
 }
 
+/** What cargo, rustc and the OS say when a disk is full. */
+const DISK_FULL = /No space left on device|os error 28|\bENOSPC\b/;
+
+/**
+ * A build that failed because a disk is full, as an error that says so and
+ * how to make room; undefined for any other failure. Only the message says
+ * more: the step and the output stay as they were.
+ */
+export function diskFull(e: unknown, cacheDir: string, world: string): RpcError | undefined {
+  const data = e instanceof RpcError && typeof e.data === "object" && e.data !== null
+    ? e.data as Record<string, unknown>
+    : {};
+  const text = `${e instanceof Error ? e.message : e} ${
+    typeof data.output === "string" ? data.output : ""
+  }`;
+  const os = e instanceof Error && (e as { code?: string }).code === "ENOSPC";
+  if (!os && !DISK_FULL.test(text)) return undefined;
+  const step = typeof data.step === "string" ? data.step : "copying";
+  return new RpcError(
+    ErrorCode.BuildFailed,
+    `cargo.build: ${step} failed: a disk is full (No space left on device). The build writes to ` +
+      `the cache folder ${cacheDir} (cargo's target folder is in it) and the result to ` +
+      `${world}/state/cargo/builds. Make room on that disk (\`sausage cache\` shows what the cache ` +
+      "holds, `sausage cache gc` removes what no world used for 30 days), or start the host with " +
+      "--cache-dir on a larger disk; then build again.",
+    {
+      ...data,
+      step,
+      output: typeof data.output === "string" ? data.output : tail(text),
+      disk: "full",
+    },
+  );
+}
+
 /** Copies a source folder without `target/` and hidden folders. */
 async function copySource(from: string, to: string): Promise<void> {
   await Deno.mkdir(to, { recursive: true });
@@ -164,6 +198,8 @@ export function cargoPlugin(options: BuilderOptions): NativePlugin {
           await copySource(job.source, job.work);
           const built = await runInWorker(job, ctx);
           return await deliver(job, built, ctx);
+        } catch (e) {
+          throw diskFull(e, options.cacheDir, options.world.root) ?? e;
         } finally {
           await Deno.remove(job.work, { recursive: true }).catch(() => {});
           // the cache is bounded after each build, failed ones too: they fill the target folder
