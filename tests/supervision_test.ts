@@ -109,7 +109,9 @@ Deno.test("a crash ends only the processes of the crashed worker; the others go 
   await using w = await crashWorld({}, { workers: 2, maxWorkers: 2 });
   const calls = [1, 2, 3, 4].map(() => w.request("probe.sleep", { ms: 1500 }));
   await eventually(() => running(w, "sleep").length === 4);
-  const crashing = w.request("probe.crash_worker", { marker: MARKER });
+  // it waits before it writes the marker: a process starts in about a millisecond now, and a
+  // crash at once could end it between two looks at the process table
+  const crashing = w.request("probe.crash_worker", { marker: MARKER, after_ms: 300 });
   await eventually(() => running(w, "crash_worker").length === 1);
   const [crasher] = running(w, "crash_worker");
   const crashed = w.host.pool.workerOf(crasher.pid);
