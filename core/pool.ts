@@ -194,8 +194,10 @@ interface Running {
   events: ProcessEvents;
   cell: number;
   worker: PluginWorker;
-  /** The version it runs. */
+  /** The version it runs, and what an instance linked ahead for the next one needs. */
   hash: string;
+  limits: LoadedComponent["limits"];
+  stdio: StdioMode;
   /** Why the host killed it: the guest may meet the interrupt before the message. */
   killedFor?: string;
 }
@@ -341,8 +343,6 @@ export class WorkerPool {
   readonly openFiles: OpenFileLimit;
   #closed = false;
   readonly #starts: StartCounts = { ahead: 0, cold: 0 };
-  /** The limits of each version that ran with JSON-RPC stdio, for the instances made ahead. */
-  readonly #limitsOf = new Map<string, LoadedComponent["limits"]>();
   #aheadTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(options: PoolOptions) {
@@ -416,7 +416,14 @@ export class WorkerPool {
     } else {
       cell = worker.takeCell();
     }
-    this.#processes.set(options.pid, { events, cell, worker, hash: component.hash });
+    this.#processes.set(options.pid, {
+      events,
+      cell,
+      worker,
+      hash: component.hash,
+      limits: component.limits,
+      stdio: options.stdio,
+    });
     if (!worker.loaded.has(component.hash)) {
       worker.loaded.add(component.hash);
       worker.send({
@@ -433,7 +440,6 @@ export class WorkerPool {
       message: { t: "spawn", hash: component.hash, cell, limits: component.limits, ...options },
     });
     if (this.#unsent.size === 1) queueMicrotask(this.#sendSpawns);
-    if (options.stdio === "rpc") this.#limitsOf.set(component.hash, component.limits);
     this.#startTicker();
   }
 
@@ -485,7 +491,6 @@ export class WorkerPool {
 
   /** Lets workers drop the glue of a version no process runs any more. */
   unload(hash: string): void {
-    this.#limitsOf.delete(hash);
     for (const w of this.#workers) {
       w.forget(hash, false); // the unload drops it in the worker too
       if (w.loaded.delete(hash)) w.send({ t: "unload", hash });
@@ -574,18 +579,19 @@ export class WorkerPool {
   }
 
   /**
-   * After a process of `hash` ended on `worker`: the worker links the next
-   * instance of that version while it is idle, unless it has one.
+   * After process `ended` ended: its worker links the next instance of its
+   * version while it is idle, unless it has one (or the version was unloaded).
    */
-  #prepareAhead(worker: PluginWorker, hash: string): void {
-    if (!this.#options.prepareAhead || this.#closed || worker.dead) return;
-    if (!this.#limitsOf.has(hash) || !worker.loaded.has(hash) || worker.ahead.has(hash)) return;
+  #prepareAhead(ended: Running): void {
+    const { worker, hash } = ended;
+    if (!this.#options.prepareAhead || this.#closed || worker.dead || ended.stdio !== "rpc") return;
+    if (!worker.loaded.has(hash) || worker.ahead.has(hash)) return;
     if (worker.ahead.size >= AHEAD_PER_WORKER) {
       worker.forget(worker.ahead.keys().next().value!, true);
     }
     const cell = worker.reserveCell();
     worker.ahead.set(hash, { cell, since: performance.now() });
-    worker.send({ t: "prepare", hash, cell, limits: this.#limitsOf.get(hash) });
+    worker.send({ t: "prepare", hash, cell, limits: ended.limits });
     this.#scheduleAheadExpiry();
   }
 
@@ -629,10 +635,10 @@ export class WorkerPool {
         this.#starts[ahead ? "ahead" : "cold"]++;
         if (report.reason === "killed" && p.killedFor !== undefined) report.detail = p.killedFor;
         p.events.exit(report);
-        this.#prepareAhead(p.worker, p.hash);
+        this.#prepareAhead(p);
         break;
       }
-      case "prepared": {
+      case "prepare-failed": {
         const slot = worker.ahead.get(message.hash);
         if (!slot || slot.cell !== message.cell) break; // taken by a spawn meanwhile, or dropped
         worker.forget(message.hash, false); // its spawns will fail the same way, and say why

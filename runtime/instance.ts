@@ -110,7 +110,6 @@ const FAILED_ALLOCATION_START = "memory allocation of ";
  * serves one process only, made ahead or not.
  */
 export class Instance {
-  readonly hash: string;
   readonly #host: InstanceHost;
   readonly #control: InstanceControl;
   readonly #kill = new AbortController();
@@ -138,7 +137,6 @@ export class Instance {
   onExit?: () => void;
 
   constructor(preparation: Preparation, host: InstanceHost) {
-    this.hash = preparation.hash;
     this.#host = host;
     this.#control = { cell: preparation.cell, running: false, killed: null };
     Atomics.store(host.cells, preparation.cell, Interrupt.None);
@@ -174,11 +172,6 @@ export class Instance {
   /** The process's ID, once {@linkcode Instance.claim} gave it. */
   get pid(): string {
     return this.#pid;
-  }
-
-  /** The interrupt cell the host gave this instance. */
-  get cell(): number {
-    return this.#control.cell;
   }
 
   /** Why linking failed, in words; undefined when it did not (or has not happened). */

@@ -194,7 +194,7 @@ export interface ExitReport {
 export type FromWorker =
   | { t: "ready"; index: number }
   /** The instance of `hash` for `cell` could not be linked ahead, and why. */
-  | { t: "prepared"; hash: string; cell: number; failed: string }
+  | { t: "prepare-failed"; hash: string; cell: number; failed: string }
   | {
     t: "stdout";
     pid: string;

@@ -207,7 +207,7 @@ async function makeAhead(): Promise<void> {
   }
   if (failed !== undefined) {
     if (ahead.get(hash) === next) ahead.delete(hash);
-    post({ t: "prepared", hash, cell, failed });
+    post({ t: "prepare-failed", hash, cell, failed });
   }
   if ([...ahead.values()].some((a) => !a.instance)) queueAhead();
 }
