@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { ControlClient } from "../../core/control_client.ts";
 import { LocalHostView } from "../../core/host_view.ts";
 import { createMcpServer, type SausageMcpServer } from "../../mcp/server.ts";
-import { StdioTransport } from "../../mcp/stdio.ts";
+import { bytePipe, StdioTransport } from "../../mcp/stdio.ts";
 import { testPlugin } from "../../tests/setup.ts";
 import type { Figure } from "../figures.ts";
 import {
@@ -47,12 +47,11 @@ async function connected(view: LocalHostView): Promise<{
   server: SausageMcpServer;
   close(): Promise<void>;
 }> {
-  const toServer = new TransformStream<Uint8Array, Uint8Array>();
-  const toClient = new TransformStream<Uint8Array, Uint8Array>();
+  const [clientEnd, serverEnd] = bytePipe();
   const server = createMcpServer(view);
-  await server.connect(new StdioTransport(toServer.readable, toClient.writable));
+  await server.connect(new StdioTransport(serverEnd, serverEnd));
   const client = new Client({ name: "bench", version: "1.0.0" });
-  await client.connect(new StdioTransport(toClient.readable, toServer.writable));
+  await client.connect(new StdioTransport(clientEnd, clientEnd));
   return {
     client,
     server,
