@@ -89,13 +89,14 @@ function errorCode(e: unknown): number {
 async function startHost(
   world: string,
   cacheDir: string | undefined,
-  options: { services?: boolean } = {},
+  options: { services?: boolean; workers?: number } = {},
 ) {
   try {
     return await Host.start({
       world,
       cacheDir: resolveCacheDir(cacheDir),
       services: options.services,
+      workers: options.workers,
       onNote: (text) => console.error(pc.dim(`sausage: ${text}`)),
     });
   } catch (e) {
@@ -280,7 +281,9 @@ async function callOnce(
   if (remote) {
     return await callThrough(remote, method, params as Record<string, unknown>, within);
   }
-  const host = await startHost(world, options.cacheDir, { services: options.services });
+  // one worker: a second would take 20 to 30 ms of this thread to start, and sit idle while one
+  // call runs (the pool adds workers when the ones it has compute)
+  const host = await startHost(world, options.cacheDir, { services: options.services, workers: 1 });
   // a one-shot host does not listen; the socket of a killed host goes now
   await removeStaleSocket(host.world).catch(() => {});
   try {

@@ -313,20 +313,23 @@ export class Host {
     for (const warning of await host.versions.folderWarnings()) {
       host.journal.event(null, null, warning);
     }
-    // /plugins/cargo/sdk/ is the SDK this host ships; cargo.build compiles against it
-    await installSdk(join(world.pluginDir("cargo"), "sdk")).catch((e) =>
-      host.journal.event(null, null, `warning: cannot install the SDK in plugins/cargo/sdk: ${e}`)
-    );
-    // before the watcher and the discovery: they find the version installed here
-    if (options.installAgent ?? true) {
-      await installAgent(world, { journal: host.journal }).catch((e) =>
-        host.journal.event(
-          null,
-          "agent",
-          `warning: cannot install the agent in plugins/agent: ${e}`,
+    // /plugins/cargo/sdk/ is the SDK this host ships; cargo.build compiles against it. Both go
+    // before the watcher and the discovery, which find the agent's version installed here; they
+    // touch different folders, so they run together
+    await Promise.all([
+      installSdk(join(world.pluginDir("cargo"), "sdk")).catch((e) =>
+        host.journal.event(null, null, `warning: cannot install the SDK in plugins/cargo/sdk: ${e}`)
+      ),
+      (options.installAgent ?? true)
+        ? installAgent(world, { journal: host.journal }).catch((e) =>
+          host.journal.event(
+            null,
+            "agent",
+            `warning: cannot install the agent in plugins/agent: ${e}`,
+          )
         )
-      );
-    }
+        : undefined,
+    ]);
     try {
       await workers;
     } catch (e) {
