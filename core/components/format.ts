@@ -33,6 +33,7 @@ export const TRANSPILER_FINGERPRINT = [
   `instrument@${INSTRUMENTATION_VERSION}`,
   `async:${ASYNC_WASI_IMPORTS.length}`,
   "utf8:fatal",
+  "debug:once",
 ].join(" ");
 
 /** The runnable form of a component. */

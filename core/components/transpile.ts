@@ -61,7 +61,7 @@ export async function transpileComponent(
         throw new ComponentError(`${name}: ${errorText(e)}`);
       }
     } else if (file.endsWith(".js")) {
-      js = strictStrings(new TextDecoder().decode(content));
+      js = debugFlagReadOnce(strictStrings(new TextDecoder().decode(content)));
     }
   }
   return { js, modules, imports: result.imports, exports, loops };
@@ -87,6 +87,29 @@ export function strictStrings(glue: string): string {
   return glue.replace(
     LENIENT_UTF8,
     'const utf8Decoder = new TextDecoder("utf-8", { fatal: true });',
+  );
+}
+
+/** How jco's glue declares its debug log: it reads `JCO_DEBUG` at every call. */
+const DEBUG_LOG_PER_CALL = `const _debugLog = (...args) => {
+  if (!globalThis?.process?.env?.JCO_DEBUG) { return; }
+  console.debug(...args);
+}`;
+
+/**
+ * Makes the glue read `JCO_DEBUG` once, when it loads, rather than at each
+ * of the three to five debug lines of every WASI call: in a worker,
+ * `process.env` asks the runtime for the variable each time (0.4 µs hot,
+ * several times that right after a process starts). A glue of another form
+ * is left as it is; the test of a real component's glue says when that
+ * happens.
+ */
+export function debugFlagReadOnce(glue: string): string {
+  return glue.replace(
+    DEBUG_LOG_PER_CALL,
+    "const _debugLog = globalThis?.process?.env?.JCO_DEBUG\n" +
+      "  ? (...args) => console.debug(...args)\n" +
+      "  : () => {};",
   );
 }
 

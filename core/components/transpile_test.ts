@@ -1,12 +1,32 @@
 import assert from "node:assert/strict";
 import { testPlugin } from "../../tests/setup.ts";
-import { strictStrings, transpileComponent } from "./transpile.ts";
+import { debugFlagReadOnce, strictStrings, transpileComponent } from "./transpile.ts";
 
 Deno.test("the glue of a real component decodes the strings a plugin passes strictly", async () => {
   const bytes = await Deno.readFile(await testPlugin("probe"));
   const { js } = await transpileComponent(bytes, "probe");
   assert.match(js, /const utf8Decoder = new TextDecoder\("utf-8", \{ fatal: true \}\);/);
   assert.doesNotMatch(js, /new TextDecoder\(\);/);
+});
+
+Deno.test("the glue of a real component reads JCO_DEBUG once, not at each WASI call", async () => {
+  const bytes = await Deno.readFile(await testPlugin("probe"));
+  const { js } = await transpileComponent(bytes, "probe");
+  assert.ok(js.includes("_debugLog("), "the glue logs for debugging");
+  assert.match(js, /const _debugLog = globalThis\?\.process\?\.env\?\.JCO_DEBUG\n/);
+  assert.equal(js.match(/JCO_DEBUG/g)?.length, 1);
+});
+
+Deno.test("debugFlagReadOnce changes only the debug log's declaration", () => {
+  const glue = "let a;\nconst _debugLog = (...args) => {\n" +
+    "  if (!globalThis?.process?.env?.JCO_DEBUG) { return; }\n  console.debug(...args);\n}\nlet b;";
+  const once = debugFlagReadOnce(glue);
+  assert.ok(once.startsWith("let a;\nconst _debugLog = globalThis?.process?.env?.JCO_DEBUG\n"));
+  assert.ok(once.endsWith(": () => {};\nlet b;"));
+  // the same function, read once: off without the variable
+  const log = new Function(`${once.slice(7, -7)}; return _debugLog;`)();
+  assert.equal(log("x"), undefined);
+  assert.equal(debugFlagReadOnce("const a = 1;"), "const a = 1;");
 });
 
 Deno.test("strictStrings changes only the decoder of strings", () => {
