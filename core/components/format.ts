@@ -34,6 +34,7 @@ export const TRANSPILER_FINGERPRINT = [
   `async:${ASYNC_WASI_IMPORTS.length}`,
   "utf8:fatal",
   "debug:once",
+  "task:lazy",
 ].join(" ");
 
 /** The runnable form of a component. */

@@ -61,7 +61,7 @@ export async function transpileComponent(
         throw new ComponentError(`${name}: ${errorText(e)}`);
       }
     } else if (file.endsWith(".js")) {
-      js = debugFlagReadOnce(strictStrings(new TextDecoder().decode(content)));
+      js = lazyTasks(debugFlagReadOnce(strictStrings(new TextDecoder().decode(content))));
     }
   }
   return { js, modules, imports: result.imports, exports, loops };
@@ -110,6 +110,34 @@ export function debugFlagReadOnce(glue: string): string {
     "const _debugLog = globalThis?.process?.env?.JCO_DEBUG\n" +
       "  ? (...args) => console.debug(...args)\n" +
       "  : () => {};",
+  );
+}
+
+/** How jco's glue makes the task of each call into or out of a component. */
+const TASK_PER_CALL =
+  `    const newTask = new AsyncTask({ id: nextId, componentIdx, isAsync, entryFnName });
+    const newTaskMeta = { id: nextId, componentIdx, task: newTask };`;
+
+/**
+ * Makes the glue build a call's `AsyncTask` when something asks for it.
+ * The glue starts a task for every WASI call and for `run`, but only the
+ * component model's async calls ever read one; built at once, the tasks
+ * were 9 of the 40 KB a `probe` process leaves on its worker's heap while
+ * it runs (a class with private fields, a promise and its resolvers, each).
+ * A glue of another form is left as it is; the test of a real component's
+ * glue says when that happens.
+ */
+export function lazyTasks(glue: string): string {
+  return glue.replace(
+    TASK_PER_CALL,
+    `    let newTask;
+    const newTaskMeta = {
+      id: nextId,
+      componentIdx,
+      get task() {
+        return newTask ??= new AsyncTask({ id: nextId, componentIdx, isAsync, entryFnName });
+      },
+    };`,
   );
 }
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { testPlugin } from "../../tests/setup.ts";
-import { debugFlagReadOnce, strictStrings, transpileComponent } from "./transpile.ts";
+import { debugFlagReadOnce, lazyTasks, strictStrings, transpileComponent } from "./transpile.ts";
 
 Deno.test("the glue of a real component decodes the strings a plugin passes strictly", async () => {
   const bytes = await Deno.readFile(await testPlugin("probe"));
@@ -15,6 +15,36 @@ Deno.test("the glue of a real component reads JCO_DEBUG once, not at each WASI c
   assert.ok(js.includes("_debugLog("), "the glue logs for debugging");
   assert.match(js, /const _debugLog = globalThis\?\.process\?\.env\?\.JCO_DEBUG\n/);
   assert.equal(js.match(/JCO_DEBUG/g)?.length, 1);
+});
+
+Deno.test("the glue of a real component builds a call's task when it is asked for", async () => {
+  const bytes = await Deno.readFile(await testPlugin("probe"));
+  const { js } = await transpileComponent(bytes, "probe");
+  assert.ok(js.includes("function startCurrentTask("), "the glue starts a task per call");
+  assert.doesNotMatch(js, /const newTask = new AsyncTask/);
+  assert.match(js, /get task\(\) \{\n\s+return newTask \?\?= new AsyncTask\(/);
+});
+
+Deno.test("lazyTasks: the task is built once, at its first use, with the call's fields", () => {
+  const glue = `let made = 0;
+class AsyncTask { constructor(o) { made++; this.o = o; } }
+function start(nextId, componentIdx, isAsync, entryFnName) {
+    const newTask = new AsyncTask({ id: nextId, componentIdx, isAsync, entryFnName });
+    const newTaskMeta = { id: nextId, componentIdx, task: newTask };
+  return newTaskMeta;
+}
+return { start, made: () => made };`;
+  const lazy = lazyTasks(glue);
+  assert.notEqual(lazy, glue);
+  const { start, made } = new Function(lazy)();
+  const meta = start(7, 0, false, "run");
+  assert.equal(made(), 0);
+  assert.deepEqual([meta.id, meta.componentIdx], [7, 0]);
+  const task = meta.task;
+  assert.deepEqual(task.o, { id: 7, componentIdx: 0, isAsync: false, entryFnName: "run" });
+  assert.equal(meta.task, task);
+  assert.equal(made(), 1);
+  assert.equal(lazyTasks("const a = 1;"), "const a = 1;");
 });
 
 Deno.test("debugFlagReadOnce changes only the debug log's declaration", () => {
