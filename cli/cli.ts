@@ -26,6 +26,7 @@ import { ComponentError } from "../core/components/format.ts";
 import { EXIT_CODE_CORE_EXIT, Host } from "../core/host.ts";
 import { TimeoutError } from "../core/client.ts";
 import { ControlEndpoint, removeStaleSocket } from "../core/control.ts";
+import { defaultPoolSize } from "../core/pool.ts";
 import { ControlClient, ControlError } from "../core/control_client.ts";
 import { type HostView, LocalHostView } from "../core/host_view.ts";
 import type { Response } from "../core/jsonrpc.ts";
@@ -89,7 +90,7 @@ function errorCode(e: unknown): number {
 async function startHost(
   world: string,
   cacheDir: string | undefined,
-  options: { services?: boolean; workers?: number } = {},
+  options: { services?: boolean; workers?: number; maxWorkers?: number } = {},
 ) {
   try {
     return await Host.start({
@@ -97,6 +98,7 @@ async function startHost(
       cacheDir: resolveCacheDir(cacheDir),
       services: options.services,
       workers: options.workers,
+      maxWorkers: options.maxWorkers,
       onNote: (text) => console.error(pc.dim(`sausage: ${text}`)),
     });
   } catch (e) {
@@ -281,9 +283,14 @@ async function callOnce(
   if (remote) {
     return await callThrough(remote, method, params as Record<string, unknown>, within);
   }
-  // one worker: a second would take 20 to 30 ms of this thread to start, and sit idle while one
-  // call runs (the pool adds workers when the ones it has compute)
-  const host = await startHost(world, options.cacheDir, { services: options.services, workers: 1 });
+  // one worker to start with: a second would take 20 to 30 ms of this thread to start, and sit
+  // idle while one call runs; the pool adds workers when the ones it has compute, up to its usual
+  // ceiling (a call that calls others has its callees on its own worker until then)
+  const host = await startHost(world, options.cacheDir, {
+    services: options.services,
+    workers: 1,
+    maxWorkers: 4 * defaultPoolSize(),
+  });
   // a one-shot host does not listen; the socket of a killed host goes now
   await removeStaleSocket(host.world).catch(() => {});
   try {

@@ -324,6 +324,11 @@ class PluginWorker {
   }
 }
 
+/** The workers of a pool when nothing else is said: one per core, at least 2. */
+export function defaultPoolSize(): number {
+  return Math.max(2, navigator.hardwareConcurrency || 2);
+}
+
 /** The plugin workers and the processes on them. */
 export class WorkerPool {
   readonly #options:
@@ -346,7 +351,7 @@ export class WorkerPool {
   #aheadTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(options: PoolOptions) {
-    const size = options.size ?? Math.max(2, navigator.hardwareConcurrency || 2);
+    const size = options.size ?? defaultPoolSize();
     this.#options = {
       ...options,
       size,

@@ -5,9 +5,11 @@
  * 16 MiB like every other wire of Sausage (PROTOCOL 3.1), and reports the end
  * of stdin as the end of the connection.
  *
- * It reads and writes with `read` and `write` of a file rather than through
- * web streams: a call's message crosses a few functions instead of a stream's
- * queues, which is most of what the transport costs a call (`bench/host/mcp.ts`).
+ * It works on sources and sinks of bytes (`read` and `write`, as of a file)
+ * rather than pipes of web streams: a call's message crosses a few functions
+ * instead of a stream's queues, which is most of what an in-process
+ * transport costs a call (`bench/host/mcp.ts`). Stdin is still read through
+ * its stream, whose reads can be cancelled; stdout is written with `write`.
  *
  * @module
  */
@@ -23,6 +25,8 @@ export const MAX_LINE_BYTES = 16 * 1024 * 1024;
 export interface ByteSource {
   /** Reads into `buffer`; the count read, or null at the end. */
   read(buffer: Uint8Array): Promise<number | null>;
+  /** Stops reading: a read that waits ends (with null, or an error). */
+  close?(): void;
 }
 
 /** What the transport writes to: `Deno.stdout`, or one end of a {@linkcode bytePipe}. */
@@ -58,7 +62,10 @@ export class StdioTransport implements Transport {
   #started = false;
   #closed = false;
 
-  constructor(source: ByteSource = Deno.stdin, sink: ByteSink = Deno.stdout) {
+  constructor(
+    source: ByteSource = streamSource(Deno.stdin.readable),
+    sink: ByteSink = Deno.stdout,
+  ) {
     this.#source = source;
     this.#sink = sink;
   }
@@ -70,17 +77,34 @@ export class StdioTransport implements Transport {
     return Promise.resolve();
   }
 
+  /** Writes one line; rejects when it cannot be written (the connection is then closed). */
   send(message: JSONRPCMessage): Promise<void> {
-    if (this.#closed) return Promise.resolve();
+    if (this.#closed) return Promise.reject(new Error("the stdio transport is closed"));
     const line = encoder.encode(JSON.stringify(message) + "\n");
     const written = this.#writing.then(() => this.#writeAll(line));
-    this.#writing = written.catch((e) => this.onerror?.(e as Error));
-    return this.#writing;
+    // the next line waits for this one, written or not
+    this.#writing = written.catch(() => {});
+    return written.catch((e) => {
+      // a writer that is gone (stdout closed) ends the connection: a request would never be answered
+      this.onerror?.(e as Error);
+      this.close();
+      throw e;
+    });
   }
 
+  /**
+   * Stops reading and writing; `onclose` is called once. The source is
+   * closed: that ends a read that waits, which would otherwise keep the
+   * process alive.
+   */
   close(): Promise<void> {
     if (this.#closed) return Promise.resolve();
     this.#closed = true;
+    try {
+      this.#source.close?.();
+    } catch {
+      // closed already
+    }
     this.onclose?.();
     return Promise.resolve();
   }
@@ -96,7 +120,13 @@ export class StdioTransport implements Transport {
     let size = 0;
     let skipping = false; // inside a line that is too long
     for (;;) {
-      const n = await this.#source.read(buffer);
+      let n: number | null;
+      try {
+        n = await this.#source.read(buffer);
+      } catch (e) {
+        if (this.#closed) return; // the read that close() ended
+        throw e;
+      }
       if (n === null || this.#closed) return;
       const value = buffer.subarray(0, n);
       let at = 0;
@@ -120,6 +150,7 @@ export class StdioTransport implements Transport {
         } else {
           this.#line(concat(chunks, size));
         }
+        if (this.#closed) return; // a message's handler closed the transport
         chunks = [];
         size = 0;
         at = nl + 1;
@@ -144,8 +175,9 @@ export class StdioTransport implements Transport {
     if (!plainMessage(value) && !JSONRPCMessageSchema.safeParse(value).success) {
       const id = (value as { id?: unknown })?.id;
       const usable = typeof id === "string" || typeof id === "number" ? id : null;
-      // a response is never answered, even a broken one (two peers could loop)
+      // a response is never answered, even a broken one (two peers could loop); it is reported
       if (typeof value === "object" && value !== null && ("result" in value || "error" in value)) {
+        this.onerror?.(new Error(`a response that is not JSON-RPC 2.0 was dropped: ${clip(text)}`));
         return;
       }
       this.#refuse(
@@ -160,9 +192,37 @@ export class StdioTransport implements Transport {
   }
 
   #refuse(id: string | number | null, code: number, message: string): void {
-    // the SDK's message type has no null id; JSON-RPC gives one to errors without an id
-    this.send({ jsonrpc: "2.0", id, error: { code, message } } as unknown as JSONRPCMessage);
+    // MCP's error without a known id leaves the id out (JSON-RPC 2.0 would send null, which MCP's
+    // schema, and so the SDK's client, refuses)
+    const error = { jsonrpc: "2.0", ...(id === null ? {} : { id }), error: { code, message } };
+    this.send(error as JSONRPCMessage).catch(() => {}); // reported by send
   }
+}
+
+/**
+ * A source on a readable stream, whose close cancels a read that waits.
+ * Stdin is read this way: `Deno.stdin.read` cannot be cancelled, and one
+ * that waits keeps the process alive after the transport closed.
+ */
+export function streamSource(readable: ReadableStream<Uint8Array>): ByteSource {
+  const reader = readable.getReader();
+  let rest: Uint8Array = new Uint8Array(0);
+  return {
+    async read(buffer) {
+      if (rest.length === 0) {
+        const { value, done } = await reader.read();
+        if (done) return null;
+        rest = value;
+      }
+      const n = Math.min(rest.length, buffer.length);
+      buffer.set(rest.subarray(0, n));
+      rest = rest.subarray(n);
+      return n;
+    },
+    close() {
+      reader.cancel().catch(() => {});
+    },
+  };
 }
 
 /**
@@ -177,29 +237,52 @@ export class StdioTransport implements Transport {
  * const n = await b.read(buffer); // 3
  * ```
  */
-export function bytePipe(): [ByteSource & ByteSink, ByteSource & ByteSink] {
+export function bytePipe(): [PipeEnd, PipeEnd] {
   const ab = new ByteQueue();
   const ba = new ByteQueue();
-  return [
-    { read: (buffer) => ba.read(buffer), write: (bytes) => ab.write(bytes) },
-    { read: (buffer) => ab.read(buffer), write: (bytes) => ba.write(bytes) },
-  ];
+  const end = (from: ByteQueue, to: ByteQueue): PipeEnd => ({
+    read: (buffer) => from.read(buffer),
+    write: (bytes) => to.write(bytes),
+    close: () => {
+      from.end();
+      to.end();
+    },
+  });
+  return [end(ba, ab), end(ab, ba)];
+}
+
+/** One end of a {@linkcode bytePipe}; its `close` ends both directions, as a socket's does. */
+export interface PipeEnd extends ByteSource, ByteSink {
+  close(): void;
 }
 
 /** One direction of a {@linkcode bytePipe}. */
 class ByteQueue {
   readonly #chunks: Uint8Array[] = [];
   #waiting?: () => void;
+  #ended = false;
 
   write(bytes: Uint8Array): Promise<number> {
+    if (this.#ended) return Promise.reject(new Error("the other end of the pipe is closed"));
     this.#chunks.push(bytes.slice());
+    this.#wake();
+    return Promise.resolve(bytes.length);
+  }
+
+  /** The end: reads give null once what was written is read, writes fail. */
+  end(): void {
+    this.#ended = true;
+    this.#wake();
+  }
+
+  #wake(): void {
     this.#waiting?.();
     this.#waiting = undefined;
-    return Promise.resolve(bytes.length);
   }
 
   async read(buffer: Uint8Array): Promise<number | null> {
     while (this.#chunks.length === 0) {
+      if (this.#ended) return null;
       await new Promise<void>((resolve) => this.#waiting = resolve);
     }
     const chunk = this.#chunks[0];
@@ -237,7 +320,7 @@ function plainMessage(value: unknown): boolean {
     const error = value.error;
     return keys.every((k) => k === "jsonrpc" || k === "id" || k === "error") &&
       (!("id" in value) || isId(value.id)) && isObject(error) &&
-      Number.isInteger(error.code) && typeof error.message === "string" &&
+      Number.isSafeInteger(error.code) && typeof error.message === "string" &&
       Object.keys(error).every((k) => k === "code" || k === "message" || k === "data");
   }
   return false;
@@ -247,8 +330,14 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** The SDK's ids and codes are zod's `int()`: safe integers only (a larger one is not exact). */
 function isId(id: unknown): boolean {
-  return typeof id === "string" || Number.isInteger(id);
+  return typeof id === "string" || Number.isSafeInteger(id);
+}
+
+/** A line cut for an error message. */
+function clip(text: string): string {
+  return text.length > 200 ? `${text.slice(0, 200)}… (${text.length} characters)` : text;
 }
 
 function concat(chunks: Uint8Array[], size: number): Uint8Array {

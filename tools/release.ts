@@ -13,14 +13,18 @@
  * target: it downloads it from dl.deno.land, unless `--denort-dir` holds it
  * as `denort-<target>` (unzipped, of the same Deno version), or `DENORT_BIN`
  * names one for this machine's own target. Every runtime is found, and
- * checked to be an executable of its target, before anything is built.
+ * checked to be an executable of its target and of this Deno's version
+ * (and not the full `deno`) before anything is built, and the one of this
+ * machine's target is run once built. Relative paths are taken from where
+ * the command was typed (`deno task` keeps it in `INIT_CWD`).
  *
  * Exit codes: 0 built; 1 a runtime is missing or wrong, or a build failed;
  * 2 bad arguments.
  *
  * @module
  */
-import { basename, join } from "node:path";
+import { basename, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { SAUSAGE_VERSION } from "../cli/version.ts";
 
 /** The platforms of a release, as `deno compile --target` names them. */
@@ -124,11 +128,15 @@ export type RuntimeSource = { file: string } | "download";
 /** A runtime that cannot be used, with the reason in words. */
 export class RuntimeProblem extends Error {}
 
+/** Text that the full `deno` holds (its `run --help`) and `denort` does not. */
+const FULL_DENO_MARK = "Run a JavaScript or TypeScript program";
+
 /**
  * The runtime of `target`: `denort-<target>` in `denortDir`, else
  * `DENORT_BIN` when `target` is this machine's, else a download. Throws
  * {@linkcode RuntimeProblem} for a file that is not an executable of the
- * target.
+ * target, not of this Deno's version, or the full `deno` (`deno compile`
+ * would take each, and give an executable that fails on a user's machine).
  */
 export async function runtimeOf(
   target: ReleaseTarget,
@@ -162,6 +170,19 @@ export async function runtimeOf(
   if (kind.os !== wanted.os || kind.arch !== wanted.arch) {
     throw new RuntimeProblem(
       `${file} is an executable for ${kindText(kind)}, not for ${kindText(wanted)} (${target})`,
+    );
+  }
+  // its strings, as bytes: latin1 keeps one character per byte
+  const text = new TextDecoder("latin1").decode(await Deno.readFile(file));
+  if (text.includes(FULL_DENO_MARK)) {
+    throw new RuntimeProblem(
+      `${file} is the full deno, not its runtime denort: unzip denort-${target}.zip instead`,
+    );
+  }
+  if (!text.includes(Deno.version.deno)) {
+    throw new RuntimeProblem(
+      `${file} is not the runtime of Deno ${Deno.version.deno}, which builds the release: ` +
+        `take denort-${target}.zip of v${Deno.version.deno}`,
     );
   }
   return { file };
@@ -257,6 +278,8 @@ export async function release(options: ReleaseOptions): Promise<string[]> {
   const task = JSON.parse(await Deno.readTextFile(join(root, "deno.json"))).tasks?.compile;
   if (typeof task !== "string") throw new ReleaseError(`${root}/deno.json has no compile task`);
   await Deno.mkdir(out, { recursive: true });
+  // sums of files about to change would lie until the end: there are none until all are built
+  await Deno.remove(join(out, "SHA256SUMS")).catch(() => {});
   const built: string[] = [];
   for (const [i, target] of targets.entries()) {
     const name = releaseName(target);
@@ -268,8 +291,10 @@ export async function release(options: ReleaseOptions): Promise<string[]> {
     );
     // a DENORT_BIN of this machine's target must not reach the build of another one
     const { DENORT_BIN: _, ...inherited } = Deno.env.toObject();
+    const args = releaseCompileArgs(task, target, output);
+    if (options.offline) args.splice(1, 0, "--cached-only");
     const status = await new Deno.Command(Deno.execPath(), {
-      args: releaseCompileArgs(task, target, output),
+      args,
       cwd: root,
       clearEnv: true,
       env: source === "download" ? inherited : { ...inherited, DENORT_BIN: source.file },
@@ -280,6 +305,17 @@ export async function release(options: ReleaseOptions): Promise<string[]> {
       throw new ReleaseError(
         `deno compile for ${target} failed (exit ${status.code}); its output is above`,
       );
+    }
+    if (target === Deno.build.target) {
+      // this machine can run its own: a runtime that passed the checks may still be broken
+      const run = await new Deno.Command(output, { args: ["--version"], stdout: "piped" })
+        .output().catch((e) => ({ success: false, stdout: new TextEncoder().encode(String(e)) }));
+      const said = new TextDecoder().decode(run.stdout);
+      if (!run.success || !said.startsWith(`sausage ${SAUSAGE_VERSION}`)) {
+        throw new ReleaseError(
+          `${output} does not run: its --version printed ${JSON.stringify(said.slice(0, 200))}`,
+        );
+      }
     }
     built.push(name);
   }
@@ -303,13 +339,17 @@ and SHA256SUMS, in --out (default dist/release).
 
   --target TARGET   build only this one (repeatable)
   --denort-dir DIR  Deno's runtimes, unzipped, as DIR/denort-<target>
-  --offline         download no runtime: each must be in --denort-dir
+  --offline         download nothing: each runtime must be in --denort-dir
   --out DIR         where the executables and SHA256SUMS go
 
 Exit codes: 0 built; 1 a runtime is missing or wrong, or a build failed; 2 bad arguments.`;
 
 /** Reads the command line; a message for a wrong one. */
-export function parseReleaseArgs(args: readonly string[], root: string): ReleaseOptions | string {
+export function parseReleaseArgs(
+  args: readonly string[],
+  root: string,
+  cwd: string = Deno.env.get("INIT_CWD") ?? Deno.cwd(),
+): ReleaseOptions | string {
   const targets: ReleaseTarget[] = [];
   let out = join(root, "dist", "release");
   let denortDir: string | undefined;
@@ -328,8 +368,8 @@ export function parseReleaseArgs(args: readonly string[], root: string): Release
           return `unknown target ${t}; the targets are ${RELEASE_TARGETS.join(", ")}`;
         }
         if (!targets.includes(t as ReleaseTarget)) targets.push(t as ReleaseTarget);
-      } else if (arg === "--denort-dir") denortDir = value();
-      else if (arg === "--out") out = value();
+      } else if (arg === "--denort-dir") denortDir = resolve(cwd, value());
+      else if (arg === "--out") out = resolve(cwd, value());
       else if (arg === "--offline") offline = true;
       else return `unknown argument ${arg}`;
     } catch (e) {
@@ -351,7 +391,7 @@ if (import.meta.main) {
     console.log(USAGE);
     Deno.exit(0);
   }
-  const root = new URL("..", import.meta.url).pathname;
+  const root = fileURLToPath(new URL("..", import.meta.url));
   const options = parseReleaseArgs(Deno.args, root);
   if (typeof options === "string") {
     console.error(`release: ${options}\n\n${USAGE}`);

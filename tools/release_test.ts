@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import {
   canDownload,
   executableKind,
+  parseReleaseArgs,
   RELEASE_TARGETS,
   releaseCompileArgs,
   releaseName,
@@ -12,7 +14,7 @@ import {
 } from "./release.ts";
 import { SAUSAGE_VERSION } from "../cli/version.ts";
 
-const ROOT = new URL("..", import.meta.url).pathname;
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const TOOL = join(ROOT, "tools", "release.ts");
 const decoder = new TextDecoder();
 
@@ -116,11 +118,21 @@ Deno.test("a runtime is checked against its target before anything is built", as
       runtimeOf("aarch64-apple-darwin", dir, env),
       /is not an executable .*denort-aarch64-apple-darwin\.zip/,
     );
-    // the right kind is used; a target without a file downloads
+    // the right kind, of this Deno's version, is used; the full deno and another version are not
     if ((RELEASE_TARGETS as readonly string[]).includes(Deno.build.target)) {
       const own = Deno.build.target as (typeof RELEASE_TARGETS)[number];
-      await Deno.writeFile(join(dir, `denort-${own}`), head);
-      assert.deepEqual(await runtimeOf(own, dir, env), { file: join(dir, `denort-${own}`) });
+      const file = join(dir, `denort-${own}`);
+      const withText = (text: string) =>
+        new Uint8Array([...head, ...new TextEncoder().encode(text)]);
+      await Deno.writeFile(file, withText(`\0deno ${Deno.version.deno}\0`));
+      assert.deepEqual(await runtimeOf(own, dir, env), { file });
+      await Deno.writeFile(file, withText("\0deno 1.0.0\0"));
+      await assert.rejects(runtimeOf(own, dir, env), /is not the runtime of Deno .*\.zip of v/);
+      await Deno.writeFile(
+        file,
+        withText(`${Deno.version.deno}\0Run a JavaScript or TypeScript program, or a task`),
+      );
+      await assert.rejects(runtimeOf(own, dir, env), /is the full deno, not its runtime denort/);
     }
     await Deno.remove(join(dir, "denort-aarch64-apple-darwin"));
     assert.equal(await runtimeOf("aarch64-apple-darwin", dir, env), "download");
@@ -132,6 +144,23 @@ Deno.test("a runtime is checked against its target before anything is built", as
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("relative --out and --denort-dir are taken from where the command was typed", () => {
+  const options = parseReleaseArgs(
+    ["--out", "rel", "--denort-dir", "../runtimes", "--target", "aarch64-apple-darwin"],
+    "/repo",
+    "/home/me/work",
+  );
+  assert.ok(typeof options !== "string");
+  assert.equal(options.out, "/home/me/work/rel");
+  assert.equal(options.denortDir, "/home/me/runtimes");
+  assert.deepEqual(options.targets, ["aarch64-apple-darwin"]);
+  const defaults = parseReleaseArgs([], "/repo", "/elsewhere");
+  assert.ok(typeof defaults !== "string");
+  assert.equal(defaults.out, "/repo/dist/release");
+  assert.deepEqual(defaults.targets, RELEASE_TARGETS);
+  assert.equal(parseReleaseArgs(["--what"], "/repo"), "unknown argument --what");
 });
 
 Deno.test("deno task release: bad arguments exit 2; missing or wrong runtimes exit 1 with the fix, and nothing is built", async () => {

@@ -53,9 +53,20 @@ Deno.test("debugFlagReadOnce changes only the debug log's declaration", () => {
   const once = debugFlagReadOnce(glue);
   assert.ok(once.startsWith("let a;\nconst _debugLog = globalThis?.process?.env?.JCO_DEBUG\n"));
   assert.ok(once.endsWith(": () => {};\nlet b;"));
-  // the same function, read once: off without the variable
-  const log = new Function(`${once.slice(7, -7)}; return _debugLog;`)();
-  assert.equal(log("x"), undefined);
+  // the same behaviour, the variable read once when the glue loads: with it and without
+  const declaration = once.slice("let a;\n".length, -"\nlet b;".length);
+  const logOf = (env: Record<string, string>) => {
+    const printed: unknown[][] = [];
+    const console = { debug: (...args: unknown[]) => printed.push(args) };
+    const log = new Function("globalThis", "console", `${declaration}; return _debugLog;`)(
+      { process: { env } },
+      console,
+    );
+    log("[x]", { n: 1 });
+    return printed;
+  };
+  assert.deepEqual(logOf({}), []);
+  assert.deepEqual(logOf({ JCO_DEBUG: "1" }), [["[x]", { n: 1 }]]);
   assert.equal(debugFlagReadOnce("const a = 1;"), "const a = 1;");
 });
 
