@@ -5,21 +5,12 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { canDownload } from "../tools/release.ts";
 import { installPlugin, TEST_CACHE_DIR } from "./world.ts";
 
 /** Whether `deno compile` can get its runtime here. */
 async function canCompile(): Promise<boolean> {
-  if (Deno.env.get("DENORT_BIN")) return true;
-  try {
-    const r = await fetch("https://dl.deno.land/", {
-      method: "HEAD",
-      signal: AbortSignal.timeout(3000),
-    });
-    await r.body?.cancel();
-    return true;
-  } catch {
-    return false;
-  }
+  return Boolean(Deno.env.get("DENORT_BIN")) || await canDownload();
 }
 
 const dec = new TextDecoder();

@@ -18,6 +18,17 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const TOOL = join(ROOT, "tools", "release.ts");
 const decoder = new TextDecoder();
 
+/** `sha256sum ARGS` in `dir`: its exit code and stdout. */
+async function sha256sum(dir: string, ...args: string[]) {
+  const out = await new Deno.Command("sha256sum", {
+    args,
+    cwd: dir,
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  return { code: out.code, stdout: decoder.decode(out.stdout) };
+}
+
 async function runTool(args: string[], env: Record<string, string> = {}) {
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", TOOL, ...args],
@@ -62,28 +73,13 @@ Deno.test("SHA256SUMS is what sha256sum writes and checks", async () => {
     const lines = text.trimEnd().split("\n");
     assert.deepEqual(lines.map((l) => l.split("  ")[1]), ["sausage-a", "sausage-b"]);
     // the line of sha256sum itself
-    const own = await new Deno.Command("sha256sum", {
-      args: ["sausage-b"],
-      cwd: dir,
-      stdout: "piped",
-    })
-      .output();
-    assert.equal(lines[1], decoder.decode(own.stdout).trimEnd());
-    const check = await new Deno.Command("sha256sum", {
-      args: ["-c", "SHA256SUMS"],
-      cwd: dir,
-      stdout: "piped",
-    }).output();
+    assert.equal(lines[1], (await sha256sum(dir, "sausage-b")).stdout.trimEnd());
+    const check = await sha256sum(dir, "-c", "SHA256SUMS");
     assert.equal(check.code, 0);
-    assert.match(decoder.decode(check.stdout), /sausage-a: OK\nsausage-b: OK/);
+    assert.match(check.stdout, /sausage-a: OK\nsausage-b: OK/);
     // a changed file fails the check
     await Deno.writeTextFile(join(dir, "sausage-b"), "changed\n");
-    const again = await new Deno.Command("sha256sum", {
-      args: ["-c", "SHA256SUMS"],
-      cwd: dir,
-      stdout: "null",
-      stderr: "null",
-    }).output();
+    const again = await sha256sum(dir, "-c", "SHA256SUMS");
     assert.equal(again.code, 1);
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -215,13 +211,9 @@ Deno.test({
       const built = await runTool(["--target", Deno.build.target, "--out", out]);
       assert.equal(built.code, 0, built.stderr);
       const name = releaseName(Deno.build.target as (typeof RELEASE_TARGETS)[number]);
-      const check = await new Deno.Command("sha256sum", {
-        args: ["-c", "SHA256SUMS"],
-        cwd: out,
-        stdout: "piped",
-      }).output();
+      const check = await sha256sum(out, "-c", "SHA256SUMS");
       assert.equal(check.code, 0);
-      assert.equal(decoder.decode(check.stdout), `${name}: OK\n`);
+      assert.equal(check.stdout, `${name}: OK\n`);
       const version = await new Deno.Command(join(out, name), {
         args: ["--version"],
         stdout: "piped",
