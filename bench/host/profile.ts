@@ -49,9 +49,12 @@ const STAGES: Stage[] = [
   { key: "hop_down", label: "hop: the host thread to P's worker", to: ["P", "w.stdin"] },
   { key: "caller_read", label: "P resumes and reads the answer", to: ["P", "w.stdin.read"] },
 ];
-/** Marks on two threads agree within about 10 µs: a mark this early still counts as after. */
-const SKEW_MS = 0.02;
-
+/**
+ * Each thread's clock is `performance.timeOrigin + performance.now()`, and a
+ * thread reads its origin when it starts: a thread preempted in between is
+ * off by the time it waited. Marks are ordered only against marks of the same
+ * thread; a stage that crosses threads is clipped at zero.
+ */
 /** What one round measured. */
 interface Round {
   stages: Record<string, number>;
@@ -72,37 +75,51 @@ interface Round {
 
 function analyse(marks: Mark[], imports: ImportCalls[], p: string, q: string): Round {
   const of = { P: p, Q: q };
-  const find = (who: "P" | "Q", stage: string, after: number): number => {
+  /** The latest mark used so far, per thread. */
+  const seen = new Map<string, number>();
+  const find = (who: "P" | "Q", stage: string): number => {
     const pid = of[who];
-    const hit = marks.find((m) => m.pid === pid && m.stage === stage && m.at >= after - SKEW_MS);
-    if (!hit) throw new Error(`profile: no mark ${stage} of ${who} (${pid}) after ${after}`);
+    const hit = marks.find((m) =>
+      m.pid === pid && m.stage === stage && m.at >= (seen.get(m.thread) ?? -Infinity)
+    );
+    if (!hit) throw new Error(`profile: no mark ${stage} of ${who} (${pid}) in order`);
+    seen.set(hit.thread, Math.max(seen.get(hit.thread) ?? -Infinity, hit.at));
     return hit.at;
   };
   // P's first line out is its request; everything else follows it
-  const t0 = find(...START, -Infinity);
+  const t0 = find(...START);
   let t = t0;
   const stages: Record<string, number> = {};
   for (const stage of STAGES) {
-    const next = find(...stage.to, t);
+    const next = find(...stage.to);
     stages[stage.key] = Math.max(0, next - t);
-    t = Math.max(t, next);
+    t = next;
   }
-  const qRun = find("Q", "w.run", t0);
-  const qSpawn = find("Q", "m.spawn", t0);
-  const qWorkerSpawn = find("Q", "w.spawn", t0);
-  const qStdin = find("Q", "w.stdin", t0);
-  const qAnswer = find("Q", "w.message", qRun);
-  const qReturned = find("Q", "w.returned", qAnswer);
-  const qExit = find("Q", "m.exit", qReturned);
+  // the chain starts and ends on P's worker: one clock
+  const total = t - t0;
+  seen.clear();
+  const qSpawn = find("Q", "m.spawn");
+  const qWrite = find("Q", "m.write");
+  seen.clear();
+  const qWorkerSpawn = find("Q", "w.spawn");
+  const qStdin = find("Q", "w.stdin");
+  seen.clear();
+  const qRun = find("Q", "w.run");
+  const qAnswer = find("Q", "w.message");
+  const qReturned = find("Q", "w.returned");
+  const qExit = marks.find((m) => m.pid === q && m.stage === "m.exit")?.at;
+  if (qExit === undefined) throw new Error(`profile: no mark m.exit of Q (${q})`);
   return {
     stages,
-    total: t - t0,
+    total,
     guestMicros: 0,
+    // on one clock, Q's worker's
     stdinFirst: qStdin <= qRun,
     waited: marks.some((m) => m.pid === q && m.stage === "w.stdin.wait"),
     tail: qReturned - qAnswer,
-    exit: qExit - qReturned,
-    requestOut: find("Q", "m.write", qSpawn) - qSpawn,
+    // crosses threads
+    exit: Math.max(0, qExit - qReturned),
+    requestOut: qWrite - qSpawn,
     requestIn: qStdin - qWorkerSpawn,
     imports: imports.filter((i) => i.pid === q),
   };
