@@ -5,8 +5,10 @@
  * workers start. When off, every hook is one test of a module-level boolean
  * and nothing is recorded or wrapped.
  *
- * Marks carry `performance.timeOrigin + performance.now()`: one clock for the
- * host's thread and its plugin workers (they agree within about 10 µs). A
+ * Marks carry `performance.timeOrigin + performance.now()`. Each thread reads
+ * its origin when it starts, so the threads' clocks usually agree within about
+ * 10 µs, but a thread preempted as it starts can be off by more: compare marks
+ * of one thread with each other, and across threads only as an estimate. A
  * plugin worker sends its marks over a `BroadcastChannel` when a process
  * ends; the host thread keeps its own.
  *
