@@ -35,6 +35,7 @@ export const TRANSPILER_FINGERPRINT = [
   "utf8:fatal",
   "debug:once",
   "task:lazy",
+  "link:direct",
 ].join(" ");
 
 /** The runnable form of a component. */

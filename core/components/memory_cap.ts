@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { leb, Reader, rewriteSections, SECTION } from "./wasm_sections.ts";
 
 /** Bytes of a wasm page. */
 export const PAGE_BYTES = 65536;
@@ -32,44 +33,6 @@ export function memoryCap(memoryMib: number): MemoryCap {
     pages: memoryMib * 16,
     tableElements: Math.min(memoryMib * 1024, MAX_TABLE_ELEMENTS),
   };
-}
-
-const SECTION_TABLE = 4;
-const SECTION_MEMORY = 5;
-
-class Reader {
-  at: number;
-  constructor(readonly bytes: Uint8Array, at: number) {
-    this.at = at;
-  }
-  byte(): number {
-    if (this.at >= this.bytes.length) throw new RangeError("the module ends early");
-    return this.bytes[this.at++];
-  }
-  /** An unsigned LEB128 (up to 64 bits, as a number: limits fit in 2^53). */
-  u(): number {
-    let result = 0;
-    let scale = 1;
-    for (;;) {
-      const b = this.byte();
-      result += (b & 0x7f) * scale;
-      if ((b & 0x80) === 0) return result;
-      scale *= 128;
-    }
-  }
-  /** Skips a signed LEB128. */
-  skipLeb(): void {
-    while (this.byte() & 0x80);
-  }
-}
-
-function leb(value: number, out: number[]): void {
-  do {
-    let b = value % 128;
-    value = Math.floor(value / 128);
-    if (value > 0) b |= 0x80;
-    out.push(b);
-  } while (value > 0);
 }
 
 /** Reads limits at `r` and writes them to `out` with the maximum at most `cap`. */
@@ -132,34 +95,9 @@ function capTableSection(bytes: Uint8Array, cap: MemoryCap): number[] {
  * ```
  */
 export function capMemory(module: Uint8Array, cap: MemoryCap): Uint8Array {
-  const parts: Uint8Array[] = [module.subarray(0, 8)];
-  const r = new Reader(module, 8);
-  let changed = false;
-  while (r.at < module.length) {
-    const start = r.at;
-    const id = r.byte();
-    const size = r.u();
-    const body = module.subarray(r.at, r.at + size);
-    if (body.length !== size) throw new RangeError("a section runs past the end of the module");
-    r.at += size;
-    if (id !== SECTION_MEMORY && id !== SECTION_TABLE) {
-      parts.push(module.subarray(start, r.at));
-      continue;
-    }
-    const content = id === SECTION_MEMORY
-      ? capMemorySection(body, cap)
-      : capTableSection(body, cap);
-    const header = [id];
-    leb(content.length, header);
-    parts.push(new Uint8Array(header), new Uint8Array(content));
-    changed = true;
-  }
-  if (!changed) return module;
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return rewriteSections(module, (id, body) => {
+    if (id === SECTION.memory) return capMemorySection(body, cap);
+    if (id === SECTION.table) return capTableSection(body, cap);
+    return undefined;
+  });
 }

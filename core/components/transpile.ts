@@ -11,6 +11,8 @@
  */
 import { transpileBytes } from "@bytecodealliance/jco-transpile";
 import { instrument } from "./instrument.ts";
+import { linkDirect } from "./direct_link.ts";
+import { keepExports } from "./wasm_sections.ts";
 import {
   ASYNC_WASI_EXPORTS,
   ASYNC_WASI_IMPORTS,
@@ -48,20 +50,23 @@ export async function transpileComponent(
         }). Give the crate a \`fn main\` (a binary target).`,
     );
   }
+  const files = Object.entries(result.files);
+  const glue = files.find(([file]) => file.endsWith(".js"))?.[1];
+  let js = glue ? lazyTasks(debugFlagReadOnce(strictStrings(new TextDecoder().decode(glue)))) : "";
+  const link = linkDirect(js);
+  if (link) js = link.glue;
   const modules: Record<string, Uint8Array> = {};
-  let js = "";
   let loops = 0;
-  for (const [file, content] of Object.entries(result.files)) {
-    if (file.endsWith(".wasm")) {
-      try {
-        const out = instrument(content);
-        modules[file] = out.bytes;
-        loops += out.report.loops;
-      } catch (e) {
-        throw new ComponentError(`${name}: ${errorText(e)}`);
-      }
-    } else if (file.endsWith(".js")) {
-      js = lazyTasks(debugFlagReadOnce(strictStrings(new TextDecoder().decode(content))));
+  for (const [file, content] of files) {
+    if (!file.endsWith(".wasm")) continue;
+    try {
+      const out = instrument(
+        file === link?.shim.file ? keepExports(content, link.shim.keep) : content,
+      );
+      modules[file] = out.bytes;
+      loops += out.report.loops;
+    } catch (e) {
+      throw new ComponentError(`${name}: ${errorText(e)}`);
     }
   }
   return { js, modules, imports: result.imports, exports, loops };

@@ -1,0 +1,138 @@
+/**
+ * Reading and rewriting the sections of a core wasm module, for the few
+ * edits Sausage makes to modules before they are compiled (the memory cap,
+ * the exports of jco's shim): only section headers are walked, and only the
+ * sections an edit asks for are rebuilt.
+ *
+ * @example
+ * ```ts
+ * import { rewriteSections } from "./wasm_sections.ts";
+ * const moduleBytes = new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]); // an empty module
+ * const same = rewriteSections(moduleBytes, () => undefined);
+ * console.log(same === moduleBytes); // true: nothing asked to change
+ * ```
+ *
+ * @module
+ */
+
+/** Section IDs of the binary format. */
+export const SECTION = { table: 4, memory: 5, export: 7 } as const;
+
+/** A cursor over the bytes of a module or a section. */
+export class Reader {
+  at: number;
+  constructor(readonly bytes: Uint8Array, at = 0) {
+    this.at = at;
+  }
+  byte(): number {
+    if (this.at >= this.bytes.length) throw new RangeError("the module ends early");
+    return this.bytes[this.at++];
+  }
+  /** An unsigned LEB128 (up to 64 bits, as a number: limits fit in 2^53). */
+  u(): number {
+    let result = 0;
+    let scale = 1;
+    for (;;) {
+      const b = this.byte();
+      result += (b & 0x7f) * scale;
+      if ((b & 0x80) === 0) return result;
+      scale *= 128;
+    }
+  }
+  /** Skips a signed LEB128. */
+  skipLeb(): void {
+    while (this.byte() & 0x80);
+  }
+  /** A name: a length and that many bytes of UTF-8. */
+  name(): string {
+    const length = this.u();
+    const bytes = this.bytes.subarray(this.at, this.at + length);
+    if (bytes.length !== length) throw new RangeError("a name runs past the end of the module");
+    this.at += length;
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  }
+}
+
+/** Appends `value` as an unsigned LEB128. */
+export function leb(value: number, out: number[]): void {
+  do {
+    let b = value % 128;
+    value = Math.floor(value / 128);
+    if (value > 0) b |= 0x80;
+    out.push(b);
+  } while (value > 0);
+}
+
+/**
+ * `module` with each section that `rewrite` gives new contents for replaced
+ * by them (`rewrite` gets the section's ID and contents, and returns
+ * undefined to keep it); `module` itself when no section changed.
+ */
+export function rewriteSections(
+  module: Uint8Array,
+  rewrite: (id: number, body: Uint8Array) => number[] | undefined,
+): Uint8Array {
+  const parts: Uint8Array[] = [module.subarray(0, 8)];
+  const r = new Reader(module, 8);
+  let changed = false;
+  while (r.at < module.length) {
+    const start = r.at;
+    const id = r.byte();
+    const size = r.u();
+    const body = module.subarray(r.at, r.at + size);
+    if (body.length !== size) throw new RangeError("a section runs past the end of the module");
+    r.at += size;
+    const content = rewrite(id, body);
+    if (content === undefined) {
+      parts.push(module.subarray(start, r.at));
+      continue;
+    }
+    const header = [id];
+    leb(content.length, header);
+    parts.push(new Uint8Array(header), new Uint8Array(content));
+    changed = true;
+  }
+  if (!changed) return module;
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/**
+ * `module` exporting only the exports named in `keep`; the rest of it stays
+ * as it is (a function no longer exported is still there, unused). An
+ * instance makes a JS function for each exported function when it is
+ * created, so a module instantiated per process pays for each export it has.
+ *
+ * @example
+ * ```ts
+ * import { keepExports } from "./wasm_sections.ts";
+ * const shimBytes = await Deno.readFile("plugin.core3.wasm"); // jco's shim module
+ * const trimmed = keepExports(shimBytes, new Set(["$imports", "12"]));
+ * console.log(trimmed.length <= shimBytes.length); // true
+ * ```
+ */
+export function keepExports(module: Uint8Array, keep: ReadonlySet<string>): Uint8Array {
+  return rewriteSections(module, (id, body) => {
+    if (id !== SECTION.export) return undefined;
+    const r = new Reader(body);
+    const kept: number[][] = [];
+    const count = r.u();
+    for (let i = 0; i < count; i++) {
+      const start = r.at;
+      const name = r.name();
+      r.byte(); // kind
+      r.u(); // index
+      if (keep.has(name)) kept.push([...body.subarray(start, r.at)]);
+    }
+    if (kept.length === count) return undefined;
+    const out: number[] = [];
+    leb(kept.length, out);
+    for (const e of kept) out.push(...e);
+    return out;
+  });
+}
