@@ -39,7 +39,7 @@ import {
   VfsError,
 } from "../vfs/mod.ts";
 import { InputStream, ioImports, OutputStream } from "./wasi/io.ts";
-import { networkImports, releaseNetwork } from "./wasi/network.ts";
+import { NETWORK_INTERFACES, networkImports, releaseNetwork } from "./wasi/network.ts";
 import { randomImports } from "./wasi/random.ts";
 import { mark, profileImports, profileSource, sendProfile } from "./profile.ts";
 
@@ -126,7 +126,7 @@ export class Instance {
   #pid = "";
   #exited = false;
   #files: object | undefined;
-  #network: object | undefined;
+  #network: Record<string, Record<string, unknown>> | undefined;
   #component: { run: { run(): Promise<void> } } | undefined;
   #failure: unknown;
   #prepared = false;
@@ -207,11 +207,14 @@ export class Instance {
         ...clocksImports({ onTimer: () => this.#host.scheduler.turn(), kill: this.#kill.signal }),
         ...randomImports(),
         ...(this.#files = unboundFilesystemImports()),
-        ...(this.#network = networkImports({
-          kill: this.#kill.signal,
-          onWake: () => this.#host.scheduler.turn(),
-        })),
       };
+      // most plugins import no network interface: make them for the one that asks
+      for (const name of NETWORK_INTERFACES) {
+        Object.defineProperty(wasi, name, {
+          enumerable: true,
+          get: () => (this.#network ??= this.#makeNetwork())[name],
+        });
+      }
       const sausage = this.#host.scheduler.imports(this.#control);
       this.#component = await glue.instantiate(
         (name) => glue.modules[name],
@@ -232,6 +235,13 @@ export class Instance {
       this.#failure = e;
     }
     this.#prepared = true;
+  }
+
+  #makeNetwork(): Record<string, Record<string, unknown>> {
+    return networkImports({
+      kill: this.#kill.signal,
+      onWake: () => this.#host.scheduler.turn(),
+    });
   }
 
   /** Gives the instance its process: from now on its output and exit carry `pid`. */
