@@ -15,8 +15,9 @@ async function callAhead(
   params: Record<string, unknown> = {},
 ) {
   const before = w.host.pool.starts.ahead;
-  // the instance is linked after the last process ended, while the worker idles
-  await new Promise((r) => setTimeout(r, 30));
+  // the instance is linked after the last process ended, while the worker idles (on a loaded
+  // machine that can take a while: 30 ms was once too short)
+  await new Promise((r) => setTimeout(r, 100));
   const response = await w.request(method, params);
   // a start is counted when its process ends
   await eventually(() => w.host.pool.size === 0);

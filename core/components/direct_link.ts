@@ -60,6 +60,8 @@ const FIXUP = new RegExp(
 );
 const SLOT = /^ {6}'(\d+)': ([\w$.]+),$/gm;
 const TRAMPOLINE = /^trampoline\d+$/;
+/** An export of a core instance: a wasm function, which `Table.set` takes. */
+const CORE_EXPORT = /^exports\d+\.[\w$]+$/;
 
 /**
  * The glue edited to link without the fixup (see the module's comment), or
@@ -94,8 +96,11 @@ export function linkDirect(glue: string): DirectLink | undefined {
     );
     if (TRAMPOLINE.test(value) && defined >= 0 && defined < shimAt) {
       direct.set(slot, value);
-    } else {
+    } else if (CORE_EXPORT.test(value)) {
       sets.push(`  ${shimExports}.$imports.set(${slot}, ${value});\n`);
+    } else {
+      // only a wasm function goes into a table from JS: the fixup must wrap this one
+      return undefined;
     }
   }
   const use = new RegExp(String.raw`\b${shimExports}\['(\d+)'\]`, "g");
