@@ -75,6 +75,12 @@ export interface HostOptions {
    * true; the benchmark turns it off to measure what it saves).
    */
   prepareAhead?: boolean;
+  /**
+   * Put a process called by another on its caller's worker, so that its
+   * answer needs no hop through the host's thread (default true; the
+   * benchmark turns it off to measure what it saves).
+   */
+  nearCaller?: boolean;
   /** Start the services of boot.yaml (default true). */
   services?: boolean;
   /**
@@ -179,6 +185,7 @@ export class Host {
       onCrash: (crash) => this.processes.workerCrashed(crash),
       crashMarker: options.supervision?.crashMarker,
       prepareAhead: options.prepareAhead,
+      nearCaller: options.nearCaller,
     });
     this.clientCode = new ClientCode({
       cacheDir: options.cacheDir,

@@ -13,8 +13,11 @@
  * when the extra workers idle. A worker that ran a version links the next
  * instance of it while idle (`prepare`), and the next process of that
  * version goes there unless that worker is much busier than another. A
- * spawn is sent at the end of the turn that made it, with what was written
- * to the process's stdin in that turn (its request).
+ * process called by another process goes to its caller's worker before
+ * that, on the same terms: the caller waits, and the callee's answer then
+ * goes to it without the host's thread. A spawn is sent at the end of the
+ * turn that made it, with what was written to the process's stdin in that
+ * turn (its request).
  *
  * @module
  */
@@ -39,8 +42,12 @@ type Spawn = Extract<ToWorker, { t: "spawn" }>;
 
 /** Receives what one process does. */
 export interface ProcessEvents {
-  /** JSON-RPC messages (and batches) from stdout, plus a count of dropped noise lines. */
-  stdout?(messages: unknown[], discarded: number): void;
+  /**
+   * JSON-RPC messages (and batches) from stdout, plus a count of dropped
+   * noise lines; `answered` when one is the answer that the worker gave to
+   * the caller itself (see {@linkcode SpawnOptions.caller}).
+   */
+  stdout?(messages: unknown[], discarded: number, answered: boolean): void;
   /** Stderr lines, plus lines dropped by the rate limit. */
   stderr?(lines: string[], dropped: number): void;
   /** Raw stdout (1) or stderr (2) bytes, in `raw` mode. */
@@ -66,6 +73,13 @@ export interface SpawnOptions {
   cwd: string;
   files: WorldFiles | { mounts: DirectoryMount[] };
   stdio: StdioMode;
+  /**
+   * The process that made the call, and its request ID. The process goes to
+   * the caller's worker when that one has room, and its answer then goes
+   * from there straight to the caller's stdin: two hops between threads
+   * fewer. The host still gets the answer, after it.
+   */
+  caller?: { pid: string; id: string | number | null };
 }
 
 /** Deno permissions of the plugin workers: a second wall behind the VFS. */
@@ -102,6 +116,13 @@ export interface PoolOptions {
    * then finds its instance linked, as Wasmtime's `InstancePre` lets it.
    */
   prepareAhead?: boolean;
+  /**
+   * Put a process called by another on its caller's worker when that one
+   * has room, so that its answer goes to the caller without the host's
+   * thread (default: true; the benchmark turns it off to measure what it
+   * saves).
+   */
+  nearCaller?: boolean;
 }
 
 /** How processes started: on an instance linked ahead, or linked at their spawn. */
@@ -179,8 +200,8 @@ const AHEAD_PER_WORKER = 4;
 const AHEAD_IDLE_MS = 60_000;
 /**
  * How many more processes than the least loaded worker a worker may run and
- * still be chosen for the instance it links ahead: most processes of a world
- * wait for an answer rather than compute.
+ * still be chosen for the instance it links ahead, or for being the caller's:
+ * most processes of a world wait for an answer rather than compute.
  */
 const AHEAD_LOAD_SLACK = 2;
 
@@ -333,9 +354,12 @@ export function defaultPoolSize(): number {
 export class WorkerPool {
   readonly #options:
     & Required<
-      Omit<PoolOptions, "onFault" | "onCrash" | "files" | "crashMarker" | "prepareAhead">
+      Omit<
+        PoolOptions,
+        "onFault" | "onCrash" | "files" | "crashMarker" | "prepareAhead" | "nearCaller"
+      >
     >
-    & { prepareAhead: boolean }
+    & { prepareAhead: boolean; nearCaller: boolean }
     & Pick<PoolOptions, "onFault" | "onCrash" | "files" | "crashMarker">;
   readonly #workers: PluginWorker[] = [];
   readonly #processes = new Map<string, Running>();
@@ -348,6 +372,7 @@ export class WorkerPool {
   readonly openFiles: OpenFileLimit;
   #closed = false;
   readonly #starts: StartCounts = { ahead: 0, cold: 0 };
+  #answersInWorker = 0;
   #aheadTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(options: PoolOptions) {
@@ -357,6 +382,7 @@ export class WorkerPool {
       size,
       maxSize: Math.max(size, options.maxSize ?? size * 4),
       prepareAhead: options.prepareAhead ?? true,
+      nearCaller: options.nearCaller ?? true,
     };
     this.openFiles = openFileLimit();
     this.#fileBudget = Math.max(
@@ -401,6 +427,11 @@ export class WorkerPool {
     return { ...this.#starts };
   }
 
+  /** How many answers a worker gave to a caller on the same worker, without the host's thread. */
+  get answersInWorker(): number {
+    return this.#answersInWorker;
+  }
+
   /** The number of the worker that runs a process (as in `sausage-plugins-<n>`). */
   workerOf(pid: string): number | undefined {
     return this.#processes.get(pid)?.worker.index;
@@ -410,7 +441,11 @@ export class WorkerPool {
   spawn(component: LoadedComponent, options: SpawnOptions, events: ProcessEvents): void {
     if (this.#closed) throw new Error("the worker pool is closed");
     mark(options.pid, "m.spawn");
-    const worker = this.#place(component.hash, options.stdio);
+    const { caller, ...spawned } = options;
+    const near = caller && options.stdio === "rpc" && this.#options.nearCaller
+      ? this.#processes.get(caller.pid)?.worker
+      : undefined;
+    const worker = this.#place(component.hash, options.stdio, near);
     const slot = options.stdio === "rpc" ? worker.ahead.get(component.hash) : undefined;
     let cell: number;
     if (slot) {
@@ -442,7 +477,14 @@ export class WorkerPool {
     // sent at the end of this turn, with what is written to its stdin meanwhile (the request)
     this.#unsent.set(options.pid, {
       worker,
-      message: { t: "spawn", hash: component.hash, cell, limits: component.limits, ...options },
+      message: {
+        t: "spawn",
+        hash: component.hash,
+        cell,
+        limits: component.limits,
+        ...spawned,
+        ...(worker === near ? { answerTo: caller } : {}),
+      },
     });
     if (this.#unsent.size === 1) queueMicrotask(this.#sendSpawns);
     this.#startTicker();
@@ -460,7 +502,16 @@ export class WorkerPool {
     const unsent = this.#unsent.get(pid);
     if (!unsent) return;
     this.#unsent.delete(pid);
-    if (!unsent.worker.dead) unsent.worker.send(unsent.message);
+    const { worker, message } = unsent;
+    if (worker.dead) return;
+    worker.send(message);
+    // the next process of this version may come before this one ends (it may be its callee)
+    this.#prepareAhead({
+      worker,
+      hash: message.hash,
+      stdio: message.stdio,
+      limits: message.limits,
+    });
   }
 
   /** Sends bytes to the stdin of a process. */
@@ -561,7 +612,12 @@ export class WorkerPool {
     }
   }
 
-  #place(hash: string, stdio: StdioMode): PluginWorker {
+  /**
+   * The worker for a new process: the caller's (`near`) when it is not
+   * computing and has room, else one with an instance linked ahead, else
+   * the least loaded.
+   */
+  #place(hash: string, stdio: StdioMode, near?: PluginWorker): PluginWorker {
     if (this.#workers.length === 0) return this.#addWorker(); // all crashed or failed to start
     let best: PluginWorker | undefined;
     let ahead: PluginWorker | undefined;
@@ -572,6 +628,10 @@ export class WorkerPool {
       if (stdio === "rpc" && w.ahead.has(hash) && (!ahead || w.live.size < ahead.live.size)) {
         ahead = w;
       }
+    }
+    // the caller waits for the answer: its worker has time, and the answer needs no hops
+    if (near && !near.dead && !near.computing && best) {
+      if (near.live.size <= best.live.size + AHEAD_LOAD_SLACK) return near;
     }
     if (ahead && best && ahead.live.size <= best.live.size + AHEAD_LOAD_SLACK) return ahead;
     if (best) return best;
@@ -584,19 +644,21 @@ export class WorkerPool {
   }
 
   /**
-   * After process `ended` ended: its worker links the next instance of its
-   * version while it is idle, unless it has one (or the version was unloaded).
+   * After a spawn of a version and after its process ended: the worker links
+   * the next instance of that version while it is idle, unless it has one
+   * (or the version was unloaded).
    */
-  #prepareAhead(ended: Running): void {
-    const { worker, hash } = ended;
-    if (!this.#options.prepareAhead || this.#closed || worker.dead || ended.stdio !== "rpc") return;
+  #prepareAhead(
+    { worker, hash, stdio, limits }: Pick<Running, "worker" | "hash" | "stdio" | "limits">,
+  ): void {
+    if (!this.#options.prepareAhead || this.#closed || worker.dead || stdio !== "rpc") return;
     if (!worker.loaded.has(hash) || worker.ahead.has(hash)) return;
     if (worker.ahead.size >= AHEAD_PER_WORKER) {
       worker.forget(worker.ahead.keys().next().value!, true);
     }
     const cell = worker.reserveCell();
     worker.ahead.set(hash, { cell, since: performance.now() });
-    worker.send({ t: "prepare", hash, cell, limits: ended.limits });
+    worker.send({ t: "prepare", hash, cell, limits });
     this.#scheduleAheadExpiry();
   }
 
@@ -622,7 +684,12 @@ export class WorkerPool {
     if (profiling() && "pid" in message) mark(message.pid, `m.${message.t}`);
     switch (message.t) {
       case "stdout":
-        this.#processes.get(message.pid)?.events.stdout?.(message.messages, message.discarded);
+        if (message.answered) this.#answersInWorker++;
+        this.#processes.get(message.pid)?.events.stdout?.(
+          message.messages,
+          message.discarded,
+          message.answered === true,
+        );
         break;
       case "stderr":
         this.#processes.get(message.pid)?.events.stderr?.(message.lines, message.dropped);

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { type ErrorObject, type Id, idKey, type Message, type Response } from "./jsonrpc.ts";
+import { type Id, idKey, type Message } from "./jsonrpc.ts";
+import { type AnswerBody, answerResponse } from "../protocol/answer.ts";
 import type { ExitReport } from "../runtime/messages.ts";
 import type { WorkerCrash } from "./supervision.ts";
 
@@ -71,6 +72,8 @@ export class Process implements Peer {
   /** Where the answer goes; null when it was started by a notification. */
   readonly origin: Origin | null;
   #answered = false;
+  /** Its worker gave the answer to the caller itself (see `answerWrittenByWorker`). */
+  #answerWritten = false;
   /** Calls this process made, by the exact JSON text of their ID. */
   readonly #outgoing = new Map<string, OutgoingCall>();
   #discardedLines = 0;
@@ -157,14 +160,23 @@ export class Process implements Peer {
    * false, and nothing sent, when it was started by a notification or
    * answered already.
    */
-  answer(body: { result: unknown } | { error: ErrorObject }): boolean {
+  answer(body: AnswerBody): boolean {
     if (!this.origin || this.#answered) return false;
     this.#answered = true;
-    const response: Response = "error" in body
-      ? { jsonrpc: "2.0", id: this.origin.id, error: body.error }
-      : { jsonrpc: "2.0", id: this.origin.id, result: body.result ?? null };
-    this.origin.peer.deliver(response);
+    const response = answerResponse(this.origin.id, body);
+    const peer = this.origin.peer;
+    if (this.#answerWritten && peer instanceof Process) peer.#delivered(response);
+    else peer.deliver(response);
     return true;
+  }
+
+  /**
+   * Says that its worker wrote its answer to the stdin of its caller, which
+   * runs on the same worker: the {@linkcode answer} that follows keeps the
+   * books and writes nothing.
+   */
+  answerWrittenByWorker(): void {
+    this.#answerWritten = true;
   }
 
   /** Counts stdout lines that were not messages; true for the first ones. */
@@ -198,8 +210,15 @@ export class Process implements Peer {
   /** Writes a message to the process's stdin (dropped once it stops). */
   deliver(message: Message): void {
     if (this.#state !== "running") return;
-    if (!("method" in message)) this.#outgoing.delete(idKey(message.id));
+    this.#delivered(message);
     this.#write(message);
+  }
+
+  /** The books of a message that reached its stdin: a response ends the call it answers. */
+  #delivered(message: Message): void {
+    if (this.#state === "running" && !("method" in message)) {
+      this.#outgoing.delete(idKey(message.id));
+    }
   }
 
   /**

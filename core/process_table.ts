@@ -23,6 +23,7 @@ import type { World } from "./world.ts";
 import type { ExitReport } from "../runtime/messages.ts";
 import { AgentEnv } from "./agent_env.ts";
 import { STOP_GRACE_MS } from "../protocol/limits.ts";
+import type { AnswerBody } from "../protocol/answer.ts";
 export { STOP_GRACE_MS };
 
 /** Longest params text in a journal start line. */
@@ -254,8 +255,14 @@ export class ProcessManager {
       cwd: "/",
       files: { world: this.#world.root },
       stdio: "rpc",
+      caller: request.origin?.peer instanceof Process
+        ? { pid: request.origin.peer.pid, id: request.origin.id }
+        : undefined,
     }, {
-      stdout: (messages, discarded) => this.#stdout(process, messages, discarded),
+      stdout: (messages, discarded, answered) => {
+        if (answered) process.answerWrittenByWorker();
+        this.#stdout(process, messages, discarded);
+      },
       stderr: (lines, dropped) => this.#stderr(process, lines, dropped),
       exit: (report) => this.#exited(process, report),
     });
@@ -276,7 +283,7 @@ export class ProcessManager {
    * answer is journaled with the call and the caller, so `core.log` finds a
    * call its plugin refused (PROTOCOL section 7). False when nothing was sent.
    */
-  answer(process: Process, body: { result: unknown } | { error: ErrorObject }): boolean {
+  answer(process: Process, body: AnswerBody): boolean {
     const origin = process.origin;
     if (!process.answer(body)) return false;
     if ("error" in body && origin) {

@@ -35,6 +35,7 @@ import { CORE, isPluginName, splitMethod } from "./names.ts";
 import { type Peer, Process } from "./process.ts";
 import type { ProcessManager } from "./process_table.ts";
 import { valueTooDeep } from "../runtime/json_depth.ts";
+import { answerBody } from "../protocol/answer.ts";
 
 /** What a router routes between. */
 export interface RouterOptions {
@@ -132,12 +133,7 @@ export class Router implements CallRouter {
 
   #response(peer: Peer, id: Id, response: Response): void {
     if (!(peer instanceof Process)) return;
-    if (id === peer.pid) {
-      const answered = "error" in response && response.error !== undefined
-        ? this.#processes.answer(peer, { error: response.error })
-        : this.#processes.answer(peer, { result: response.result ?? null });
-      if (answered) return;
-    }
+    if (id === peer.pid && this.#processes.answer(peer, answerBody(response))) return;
     const why = id === peer.pid ? "late (the call was answered already)" : "unknown";
     this.#journal.event(
       peer.pid,

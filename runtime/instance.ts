@@ -331,6 +331,11 @@ export class Instance {
     };
   }
 
+  /** Whether it still runs with its stdin open: bytes written now can be read. */
+  get takesInput(): boolean {
+    return !this.#exited && this.#stdin.open;
+  }
+
   /** Bytes for stdin. */
   stdin(data: Uint8Array): void {
     this.#stdin.push(data);

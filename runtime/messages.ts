@@ -173,6 +173,14 @@ export type ToWorker =
     stdin?: Uint8Array[];
     /** Its stdin was closed in that turn too. */
     eof?: boolean;
+    /**
+     * The caller runs on this worker: the worker writes the process's answer
+     * to the caller's stdin with the caller's request `id`, and says so in
+     * the `stdout` that carries it. Not when the process wrote a message
+     * before that may reach the caller through the host (`core.notify`):
+     * that must arrive first.
+     */
+    answerTo?: { pid: string; id: string | number | null };
   }
   | { t: "stdin"; pid: string; data: Uint8Array }
   | { t: "eof"; pid: string }
@@ -202,6 +210,8 @@ export type FromWorker =
     messages: unknown[];
     /** Lines that were not JSON-RPC messages and were dropped (counted, never shown). */
     discarded: number;
+    /** One of `messages` is the answer, and the worker gave it to the caller (`answerTo`). */
+    answered?: boolean;
   }
   | { t: "stderr"; pid: string; lines: string[]; dropped: number }
   | { t: "raw"; pid: string; fd: 1 | 2; data: Uint8Array }

@@ -60,6 +60,11 @@ export class StdinSource implements ByteSource {
     this.#signal.notify();
   }
 
+  /** Whether more bytes can come: no EOF yet, and no overflow. */
+  get open(): boolean {
+    return !this.#ended;
+  }
+
   /** EOF: the host closed stdin (the process should stop). */
   end(): void {
     this.#ended = true;

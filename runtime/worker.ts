@@ -16,13 +16,19 @@ import { setHostFileBudget } from "./wasi/filesystem.ts";
 import { setHostSocketBudget } from "./wasi/network_process.ts";
 import type { OutputPort } from "./stdio.ts";
 import { enableProfile, mark, profiling } from "./profile.ts";
+import { type AnswerBody, answerOf, answerResponse, mayReachCaller } from "../protocol/answer.ts";
 
 interface Pending {
   messages: unknown[];
   discarded: number;
   lines: string[];
   dropped: number;
+  /** One of `messages` answers a caller on this worker. */
+  answer?: { to: Caller; body: AnswerBody };
 }
+
+/** A process on this worker that waits for the answer of another (`answerTo` of a spawn). */
+type Caller = NonNullable<Extract<ToWorker, { t: "spawn" }>["answerTo"]>;
 
 // jco's glue checks `process.env.JCO_DEBUG` on every call; Deno's `process`
 // would make that a permission-checked lookup each time. Plugin workers use
@@ -43,6 +49,12 @@ const instances = new Map<string, Instance>();
 const ahead = new Map<string, { preparation: Preparation; instance?: Instance }>();
 let aheadQueued = false;
 const pending = new Map<string, Pending>();
+/**
+ * Callers on this worker, by the process whose answer they wait for: until
+ * that answer, or a message that may reach the caller through the host.
+ */
+const callers = new Map<string, Caller>();
+const encoder = new TextEncoder();
 let flushQueued = false;
 let flushTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -81,10 +93,33 @@ function flush(): void {
     }
     if (p.messages.length > 0 || p.discarded > 0) {
       mark(pid, "w.post");
-      post({ t: "stdout", pid, messages: p.messages, discarded: p.discarded });
+      const caller = p.answer && instances.get(p.answer.to.pid);
+      const answered = caller?.takesInput === true;
+      post({ t: "stdout", pid, messages: p.messages, discarded: p.discarded, answered });
+      // after the post: whatever the caller writes next reaches the host after the answer
+      if (answered) answerCaller(caller, p.answer!);
     }
   }
   pending.clear();
+}
+
+/** Writes an answer to the stdin of its caller, as the host would have. */
+function answerCaller(caller: Instance, { to, body }: NonNullable<Pending["answer"]>): void {
+  mark(to.pid, "w.answer");
+  caller.stdin(encoder.encode(JSON.stringify(answerResponse(to.id, body)) + "\n"));
+}
+
+/** A stdout message of process `pid`: its answer may go to a caller on this worker. */
+function message(pid: string, m: unknown): void {
+  mark(pid, "w.message");
+  const p = pendingFor(pid, true);
+  const caller = callers.get(pid);
+  if (caller) {
+    const body = answerOf(m, pid);
+    if (body) p.answer = { to: caller, body };
+    if (body || mayReachCaller(m)) callers.delete(pid);
+  }
+  p.messages.push(m);
 }
 
 const host: InstanceHost = {
@@ -99,10 +134,7 @@ const host: InstanceHost = {
   },
   output(owner): OutputPort {
     return {
-      message: (m) => {
-        mark(owner.pid, "w.message");
-        pendingFor(owner.pid, true).messages.push(m);
-      },
+      message: (m) => message(owner.pid, m),
       discarded: () => pendingFor(owner.pid, false).discarded++,
       logLine: (line) => pendingFor(owner.pid, false).lines.push(line),
       logDropped: (n) => pendingFor(owner.pid, false).dropped += n,
@@ -152,7 +184,11 @@ async function spawn(message: Extract<ToWorker, { t: "spawn" }>): Promise<void> 
   if (message.stdin) mark(message.pid, "w.stdin");
   for (const data of message.stdin ?? []) instance.stdin(data);
   if (message.eof) instance.eof();
-  instance.onExit = () => instances.delete(message.pid);
+  if (message.answerTo) callers.set(message.pid, message.answerTo);
+  instance.onExit = () => {
+    instances.delete(message.pid);
+    callers.delete(message.pid);
+  };
   const glue = glues.get(message.hash);
   if (!glue) {
     post({

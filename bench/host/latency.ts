@@ -29,6 +29,9 @@ interface Samples {
   echoAtSpawn: number[];
   nestedAtSpawn: number[];
   innerAtSpawn: number[];
+  /** `nested`'s inner call on a host that answers every call through its own thread. */
+  nestedFar: number[];
+  innerFar: number[];
   roundTrip: number[];
   pool: number[];
   instantiate: number[];
@@ -46,6 +49,9 @@ export const latency: Section = {
     // the same world on a host that links each instance at its spawn: what linking ahead saves
     await using atSpawn = await benchWorld({ probe: "probe" }, { prepareAhead: false });
     const atSpawnClient = atSpawn.host.client("console");
+    // and on a host that never puts a callee beside its caller: what the answer in the worker saves
+    await using far = await benchWorld({ probe: "probe" }, { nearCaller: false });
+    const farClient = far.host.client("console");
     await using pool = await PoolRunner.start(await testPlugin("probe"), w.root);
 
     const timed = async (
@@ -60,7 +66,7 @@ export const latency: Section = {
     };
     let innerMs = 0;
     const measure: Record<
-      Exclude<keyof Samples, "inner" | "innerAtSpawn">,
+      Exclude<keyof Samples, "inner" | "innerAtSpawn" | "innerFar">,
       () => Promise<number>
     > = {
       echo: () => timed("probe.echo", {}, isEmptyObject),
@@ -78,6 +84,11 @@ export const latency: Section = {
           answered(result);
           innerMs = (result as { micros: number }).micros / 1000;
         }, atSpawnClient),
+      nestedFar: () =>
+        timed("probe.call", { method: "probe.echo", params: {} }, (result) => {
+          answered(result);
+          innerMs = (result as { micros: number }).micros / 1000;
+        }, farClient),
     };
     const kinds = Object.keys(measure) as (keyof typeof measure)[];
     /** One measurement of each kind, in an order shuffled per round (the same in every run). */
@@ -87,6 +98,7 @@ export const latency: Section = {
         into?.[kind].push(ms);
         if (kind === "nested") into?.inner.push(innerMs);
         if (kind === "nestedAtSpawn") into?.innerAtSpawn.push(innerMs);
+        if (kind === "nestedFar") into?.innerFar.push(innerMs);
       }
     };
 
@@ -106,6 +118,8 @@ export const latency: Section = {
       echoAtSpawn: [],
       nestedAtSpawn: [],
       innerAtSpawn: [],
+      nestedFar: [],
+      innerFar: [],
     };
     for (let i = 0; i < rounds; i++) await round(i, s);
 
@@ -117,6 +131,7 @@ export const latency: Section = {
     const inner = summarize(s.inner);
     const echoAtSpawn = summarize(s.echoAtSpawn);
     const innerAtSpawn = summarize(s.innerAtSpawn);
+    const innerFar = summarize(s.innerFar);
     const byDifference = nested.median - echo.median;
     const trip = roundTrip.median - echo.median;
     const paired = s.nested.map((x, i) => x - s.echo[i]);
@@ -184,6 +199,24 @@ export const latency: Section = {
         "call from a process / nothing linked ahead",
         inner.median,
         innerAtSpawn,
+        base,
+      ),
+      {
+        name: "baseline.process_far",
+        label: "baseline: call from a process, answered through the host's thread",
+        unit: "ms",
+        median: innerFar.median,
+        p99: innerFar.p99,
+        method: "as call from a process, on a third host whose pool never puts a callee on its " +
+          "caller's worker (nearCaller: false): the answer takes two hops more",
+        samples: s.innerFar,
+        ...base,
+      },
+      ratio(
+        "ratio.process_near",
+        "call from a process / answered through the host's thread",
+        inner.median,
+        innerFar,
         base,
       ),
       {

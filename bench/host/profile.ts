@@ -31,6 +31,12 @@ interface Stage {
   key: string;
   label: string;
   to: At;
+  /**
+   * The way of the answer the stage belongs to: through the host's thread,
+   * or from Q's worker straight to P (both on one worker). A round that took
+   * the other way counts the stage as zero.
+   */
+  way?: "host" | "worker";
 }
 
 /** The chain of a call, from P's request on its stdout to P reading the answer. */
@@ -44,9 +50,30 @@ const STAGES: Stage[] = [
   { key: "first_read", label: "Q's run to its request read", to: ["Q", "w.stdin.read"] },
   { key: "guest_answer", label: "Q's request read to its answer line", to: ["Q", "w.message"] },
   { key: "callee_post", label: "Q's answer line to its worker's post", to: ["Q", "w.post"] },
-  { key: "hop_answer", label: "hop: Q's worker to the host thread", to: ["Q", "m.stdout"] },
-  { key: "route_answer", label: "the answer routed to P's stdin", to: ["P", "m.write"] },
-  { key: "hop_down", label: "hop: the host thread to P's worker", to: ["P", "w.stdin"] },
+  {
+    key: "answer_in_worker",
+    label: "or: the answer written to P's stdin by their worker",
+    to: ["P", "w.answer"],
+    way: "worker",
+  },
+  {
+    key: "hop_answer",
+    label: "or: hop: Q's worker to the host thread",
+    to: ["Q", "m.stdout"],
+    way: "host",
+  },
+  {
+    key: "route_answer",
+    label: "    the answer routed to P's stdin",
+    to: ["P", "m.write"],
+    way: "host",
+  },
+  {
+    key: "hop_down",
+    label: "    hop: the host thread to P's worker",
+    to: ["P", "w.stdin"],
+    way: "host",
+  },
   { key: "caller_read", label: "P resumes and reads the answer", to: ["P", "w.stdin.read"] },
 ];
 /**
@@ -58,6 +85,8 @@ const STAGES: Stage[] = [
 /** What one round measured. */
 interface Round {
   stages: Record<string, number>;
+  /** The answer went from Q's worker to P without the host's thread. */
+  inWorker: boolean;
   total: number;
   guestMicros: number;
   /** Q's request was in its stdin before Q's run began. */
@@ -90,7 +119,12 @@ function analyse(marks: Mark[], imports: ImportCalls[], p: string, q: string): R
   const t0 = find(...START);
   let t = t0;
   const stages: Record<string, number> = {};
+  const inWorker = marks.some((m) => m.pid === p && m.stage === "w.answer");
   for (const stage of STAGES) {
+    if (stage.way !== undefined && stage.way !== (inWorker ? "worker" : "host")) {
+      stages[stage.key] = 0;
+      continue;
+    }
     const next = find(...stage.to);
     stages[stage.key] = Math.max(0, next - t);
     t = next;
@@ -111,6 +145,7 @@ function analyse(marks: Mark[], imports: ImportCalls[], p: string, q: string): R
   if (qExit === undefined) throw new Error(`profile: no mark m.exit of Q (${q})`);
   return {
     stages,
+    inWorker,
     total,
     guestMicros: 0,
     // on one clock, Q's worker's
@@ -204,9 +239,8 @@ const LOOP_N = 25;
 /**
  * One process calls `pinger.ping` again and again (`pinger.loop`); each call
  * is split by where its callee ran: on the caller's own worker, or on
- * another. The pool places a process on the least loaded worker, so a callee
- * shares its caller's worker when the other worker is busy or still holds the
- * previous callee.
+ * another. The pool puts a callee on its caller's worker unless that worker
+ * computes or holds many more processes than another.
  */
 async function byWorker(
   client: Client,
@@ -236,7 +270,7 @@ async function byWorker(
   }
   const total = same.length + other.length;
   const figure = (key: string, label: string, micros: number[]): Figure => {
-    const s = micros.length > 0 ? summarize(micros) : { median: NaN, p99: NaN };
+    const s = summarize(micros);
     return {
       name: `profile.loop.${key}`,
       label,
@@ -248,17 +282,18 @@ async function byWorker(
       extra: { share: micros.length / total },
     };
   };
+  // a way no call took has no figure
   return [
-    figure(
+    ...(other.length === 0 ? [] : [figure(
       "other_worker",
       `one caller, callee on another worker (${pct(other.length / total)} of calls)`,
       other,
-    ),
-    figure(
+    )]),
+    ...(same.length === 0 ? [] : [figure(
       "same_worker",
       `one caller, callee on the caller's worker (${pct(same.length / total)})`,
       same,
-    ),
+    )]),
   ];
 }
 
@@ -298,6 +333,16 @@ function figures(rounds: Round[], warmup: number): Figure[] {
     p99: total.p99,
     method: "the sum of the stages below, per call; profiling wraps every import with a timer",
     extra: { guestTimed: guest.median },
+    ...base,
+  });
+  const inWorker = rounds.filter((r) => r.inWorker).length / rounds.length;
+  out.push({
+    name: "profile.answered_in_worker",
+    label: "  share of calls whose answer skipped the host's thread",
+    unit: "%",
+    median: inWorker * 100,
+    method: "Q ran on P's worker, which wrote Q's answer to P's stdin (the `or:` stages below " +
+      "count zero in the rounds that took the other way)",
     ...base,
   });
   for (const stage of STAGES) {

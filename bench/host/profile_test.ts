@@ -15,6 +15,8 @@ Deno.test("profile: every stage of a call from a process is measured, and the WA
       "instantiate",
       "first_read",
       "guest_answer",
+      "answered_in_worker",
+      "answer_in_worker",
       "hop_answer",
       "hop_down",
       "caller_read",

@@ -1,0 +1,98 @@
+/**
+ * A callee on its caller's worker (PROTOCOL 3.3): the worker writes the
+ * callee's answer to the caller's stdin itself, and the host keeps the books
+ * after it. What the caller reads, what the journal says and the order of
+ * the messages are the same as on the way through the host's thread.
+ */
+import assert from "node:assert/strict";
+import { eventually, startWorld, type TestWorld } from "./world.ts";
+
+type Nested = { response: Record<string, unknown>; notifications: Record<string, unknown>[] };
+
+/** `probe.call` of `method`, and how many answers skipped the host's thread meanwhile. */
+async function nested(
+  w: TestWorld,
+  method: string,
+  params: Record<string, unknown> = {},
+): Promise<{ got: Nested; inWorker: number }> {
+  const before = w.host.pool.answersInWorker;
+  const got = (await w.call("probe.call", { method, params })) as Nested;
+  return { got, inWorker: w.host.pool.answersInWorker - before };
+}
+
+Deno.test("a callee on its caller's worker answers through the worker: results and errors read as through the host", async () => {
+  await using near = await startWorld();
+  await using far = await startWorld({ nearCaller: false });
+  for (
+    const [method, params] of [
+      ["probe.echo", { a: 1, text: 'ü\n"', list: [null, 2.5] }],
+      ["probe.fail", {}],
+      ["probe.echo", {}],
+    ] as const
+  ) {
+    const a = await nested(near, method, params);
+    const b = await nested(far, method, params);
+    assert.equal(a.inWorker, 1, `${method}: the answer went through the worker`);
+    assert.equal(b.inWorker, 0, `${method}: nearCaller: false answers through the host`);
+    assert.deepEqual(a.got.response, b.got.response);
+    assert.deepEqual(a.got.response.id, 1, "the caller's own request ID");
+  }
+  // an error answer is journaled with its caller either way (PROTOCOL section 7)
+  for (const w of [near, far]) {
+    await eventually(() =>
+      w.host.journal.query({ grep: "^answered probe\\.fail from probe-.* with error 4711" })
+        .length === 1
+    );
+  }
+});
+
+Deno.test("an answer after a core.notify goes through the host: the caller reads the notification first", async () => {
+  await using w = await startWorld({ workers: 1 });
+  const { got, inWorker } = await nested(w, "probe.progress", { count: 3 });
+  assert.equal(inWorker, 0, "the callee sent core.notify before its answer");
+  assert.equal(got.notifications.length, 3);
+  assert.deepEqual(got.response.result, { steps: 3 });
+  // the next call of the same caller, answered at once, takes the short way again
+  assert.equal((await nested(w, "probe.echo")).inWorker, 1);
+});
+
+Deno.test("an answer given by the worker is booked by the host: a second answer is late and dropped", async () => {
+  await using w = await startWorld({ workers: 1 });
+  const { got, inWorker } = await nested(w, "probe.twice");
+  assert.equal(inWorker, 1);
+  assert.equal(got.response.result, "first");
+  const late = () =>
+    w.host.journal.query({ plugin: "probe", grep: "dropped a response with the late" });
+  await eventually(() => late().length === 1);
+  // a response with another ID is no answer: the one after it is, and the worker gives that one
+  const wrong = await nested(w, "probe.wrong_id");
+  assert.equal(wrong.inWorker, 1);
+  assert.equal(wrong.got.response.result, "right");
+});
+
+Deno.test("callees on their caller's worker answer each call of a fan-out and a tree with its own ID", async () => {
+  await using w = await startWorld({ workers: 1 });
+  const before = w.host.pool.answersInWorker;
+  const fan = (await w.call("probe.fan_out", { method: "probe.echo", count: 5 })) as Record<
+    string,
+    { id: number; result: { i: number } }
+  >;
+  for (let i = 1; i <= 5; i++) assert.deepEqual(fan[String(i)].result, { i });
+  const tree = await w.call("probe.tree", { fan: 2, depth: 3 });
+  assert.deepEqual(tree, { leaves: 8, failed: 0, error: null });
+  assert.equal(w.host.pool.answersInWorker - before, 5 + 14);
+  await eventually(() => w.host.processes.list().length === 0);
+});
+
+Deno.test("a caller that stopped gets no answer from its worker, and nothing is left running", async () => {
+  await using w = await startWorld({ workers: 1 });
+  const outer = w.client.request("probe.call", { method: "probe.sleep", params: { ms: 300 } });
+  await eventually(() => w.host.processes.list().length === 2);
+  const caller = w.host.processes.list().find((p) => p.method === "call")!;
+  // EOF: probe.call hears it, answers its own caller with what it saw, and ends; its callee too
+  w.host.processes.stop(caller, "the test stops it");
+  const response = await outer;
+  assert.deepEqual((response.result as Nested).response, { eof: true });
+  await eventually(() => w.host.processes.list().length === 0);
+  assert.equal(w.host.pool.answersInWorker, 0);
+});
