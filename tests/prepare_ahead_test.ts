@@ -96,18 +96,3 @@ Deno.test("with prepareAhead off, every process is linked at its spawn", async (
   assert.equal(w.host.pool.starts.ahead, 0);
   assert.ok(w.host.pool.starts.cold >= 3);
 });
-
-Deno.test("a plugin that calls itself: the caller and its callee both start on instances linked ahead", async () => {
-  await using w = await startWorld({ workers: 1 });
-  await w.call("probe.call", { method: "probe.bump", params: {} });
-  for (let i = 0; i < 5; i++) {
-    const before = w.host.pool.starts.ahead;
-    await new Promise((r) => setTimeout(r, 100)); // the worker links two while it idles
-    const nested = (await w.call("probe.call", { method: "probe.bump", params: {} })) as {
-      response: { result: unknown };
-    };
-    assert.deepEqual(nested.response.result, { count: 1, heap: 1 }, "a fresh instance each");
-    await eventually(() => w.host.pool.size === 0);
-    assert.equal(w.host.pool.starts.ahead - before, 2, `call ${i}: both linked ahead`);
-  }
-});
