@@ -79,7 +79,7 @@ export interface SpawnOptions {
    * from there straight to the caller's stdin: two hops between threads
    * fewer. The host still gets the answer, after it.
    */
-  caller?: { pid: string; id: string | number | null };
+  caller?: Spawn["answerTo"];
 }
 
 /** Deno permissions of the plugin workers: a second wall behind the VFS. */

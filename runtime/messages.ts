@@ -8,6 +8,7 @@
  * @module
  */
 export { LOG_LINES_PER_SECOND, MAX_LOG_LINE_BYTES, MAX_MESSAGE_BYTES } from "../protocol/limits.ts";
+import type { AnswerId } from "../protocol/answer.ts";
 
 /** A host folder that a process sees at `guestPath` (a WASI preopen). */
 export interface DirectoryMount {
@@ -180,7 +181,7 @@ export type ToWorker =
      * before that may reach the caller through the host (`core.notify`):
      * that must arrive first.
      */
-    answerTo?: { pid: string; id: string | number | null };
+    answerTo?: { pid: string; id: AnswerId };
   }
   | { t: "stdin"; pid: string; data: Uint8Array }
   | { t: "eof"; pid: string }
