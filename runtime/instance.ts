@@ -93,6 +93,12 @@ function needsInterrupts(module: WebAssembly.Module): boolean {
 
 const MIB = 2 ** 20;
 
+/**
+ * The real path of each world folder this worker's processes saw, by the
+ * path the spawn gave: resolved for the first process, not for each.
+ */
+const realWorlds = new Map<string, string>();
+
 /** What Rust's allocator writes to stderr before it aborts. */
 const FAILED_ALLOCATION = /^memory allocation of (\d+) bytes failed/;
 const FAILED_ALLOCATION_START = "memory allocation of ";
@@ -293,12 +299,15 @@ export class Instance {
       { proc: LAYER_PROC, run: LAYER_RUN, self: selfLayer(spawn.pid), world: LAYER_WORLD };
     const channel = this.#host.files;
     const hostWorld = new RemoteFileSystem(channel, layers.world);
-    const world: HostFileSystem = new HostFileSystem(files.world, {
+    const known = realWorlds.get(files.world);
+    const world: HostFileSystem = new HostFileSystem(known ?? files.world, {
+      realRoot: known !== undefined,
       reserved: MOUNT_POINTS,
       // scoped permissions cannot make links: the host makes them, inside the world
       symlink: (target, hostPath) =>
         hostWorld.symlink(target, hostPath.slice(world.root.length) || "/"),
     });
+    if (known === undefined) realWorlds.set(files.world, world.root);
     const table = new MountFileSystem([
       { path: "/", fs: world },
       { path: "/proc", fs: new RemoteFileSystem(channel, layers.proc, { readOnly: true }) },

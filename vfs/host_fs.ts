@@ -114,6 +114,13 @@ export interface HostFileSystemOptions {
    * but a concurrent rename could make the host follow one out of the root.
    */
   keepHostLinks?: boolean;
+  /**
+   * The root is the {@linkcode HostFileSystem.root} of another layer: a real
+   * folder path, not resolved and looked at again. Opening the root itself
+   * then reads nothing from the disk either (a worker makes a layer of the
+   * world for every process; each would resolve the same path).
+   */
+  realRoot?: boolean;
 }
 
 /** Matches what a path must not have for the fast check: `//`, `.` or `..` components, a trailing `/`. */
@@ -132,6 +139,8 @@ export class HostFileSystem implements FileSystem {
   readonly #linkPrefix: string;
   /** Whether links made on the host are rewritten behind the prefix when met. */
   readonly #seal: boolean;
+  /** The root was given as real (see {@linkcode HostFileSystemOptions.realRoot}). */
+  readonly #realRoot: boolean;
   /** False once making a link failed for want of permission: no more attempts. */
   #canLink = true;
   /** Host folders found real, to their identity, least recently used first (see {@linkcode #isReal}). */
@@ -141,12 +150,17 @@ export class HostFileSystem implements FileSystem {
 
   constructor(root: string, options: HostFileSystemOptions = {}) {
     let real: string;
-    try {
-      real = Deno.realPathSync(root);
-    } catch (e) {
-      throw _fromHost(e, "open", root);
+    if (options.realRoot) {
+      real = root;
+    } else {
+      try {
+        real = Deno.realPathSync(root);
+      } catch (e) {
+        throw _fromHost(e, "open", root);
+      }
+      if (!Deno.statSync(real).isDirectory) throw new VfsError("ENOTDIR", "open", root);
     }
-    if (!Deno.statSync(real).isDirectory) throw new VfsError("ENOTDIR", "open", root);
+    this.#realRoot = options.realRoot === true;
     this.root = real;
     this.#prefix = real === "/" ? "" : real;
     this.readOnly = options.readOnly ?? false;
@@ -387,6 +401,10 @@ export class HostFileSystem implements FileSystem {
     const exclusive = create && options.exclusive === true;
     const truncate = options.truncate === true;
     if ((write || create || truncate) && this.readOnly) throw new VfsError("EROFS", "open", path);
+    if (this.#realRoot && path === "/" && !write && !create && !truncate) {
+      // a process's first look at its world: the root is known to be a folder
+      return new FolderHandle(this, "/", (p) => this.#syncDir(p));
+    }
     let host: string;
     if (exclusive) {
       // O_EXCL never follows the last component, on the host either.

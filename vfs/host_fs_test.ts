@@ -181,6 +181,30 @@ Deno.test("host: files, folders, links and times work as on POSIX", () => {
   }
 });
 
+Deno.test("host: a layer given a real root looks at the disk only when used, with the same rules", () => {
+  const { outer, root, fs, done } = setup();
+  try {
+    Deno.writeFileSync(`${root}/f.txt`, enc.encode("hello"));
+    Deno.symlinkSync(`${outer}/secret.txt`, `${root}/out`);
+    const again = new HostFileSystem(fs.root, { realRoot: true });
+    assert.equal(again.root, fs.root);
+    const top = again.open("/", { read: true, directory: true });
+    assert.equal(top.kind, "directory");
+    assert.equal(top.stat().kind, "directory");
+    assert.equal(readAll(again, "/f.txt"), "hello");
+    // a link out of the root is still not followed out of it
+    assert.equal(code(() => readAll(again, "/out")), "ENOENT");
+    assert.equal(code(() => again.open("/", { write: true })), "EISDIR");
+    // the root is not looked at when it is opened: what goes wrong shows at its first use
+    Deno.removeSync(root, { recursive: true });
+    const gone = again.open("/", { read: true, directory: true });
+    assert.equal(code(() => gone.stat()), "ENOENT");
+    assert.equal(code(() => new HostFileSystem(root)), "ENOENT");
+  } finally {
+    done();
+  }
+});
+
 Deno.test("host: `..` chains stay inside the root", () => {
   const { fs, outer, done } = setup();
   try {
