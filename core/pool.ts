@@ -196,6 +196,11 @@ const IDLE_WORKER_MS = 30_000;
 const START_TIMEOUT_MS = 30_000;
 /** Versions a worker keeps an instance of ahead; the one used longest ago gives way. */
 const AHEAD_PER_WORKER = 4;
+/**
+ * Instances a worker keeps ahead for one version: a process and a callee of
+ * the same version (a plugin that calls itself) both find one.
+ */
+const AHEAD_PER_VERSION = 2;
 /** An instance made ahead that no spawn took for this long is dropped (its memory is freed). */
 const AHEAD_IDLE_MS = 60_000;
 /**
@@ -231,8 +236,8 @@ class PluginWorker {
   readonly files = SyncChannel.create();
   readonly loaded = new Set<string>();
   readonly live = new Set<number>();
-  /** Instances made ahead, by version, oldest use first. */
-  readonly ahead = new Map<string, AheadSlot>();
+  /** Instances made ahead, by version (the one used longest ago first), oldest first. */
+  readonly ahead = new Map<string, AheadSlot[]>();
   readonly ready: Promise<void>;
   /** Set once it crashed or failed to start: its processes have ended. */
   dead = false;
@@ -335,12 +340,22 @@ class PluginWorker {
     if (this.live.size === 0) this.idleSince = performance.now();
   }
 
-  /** Drops the instance made ahead for `hash`, if any, and gives its cell back. */
-  forget(hash: string, tell: boolean): void {
-    const slot = this.ahead.get(hash);
-    if (!slot) return;
+  /** Takes an instance made ahead for `hash`, if any: its version becomes the last one used. */
+  takeAhead(hash: string): AheadSlot | undefined {
+    const slots = this.ahead.get(hash);
+    const slot = slots?.shift();
+    if (!slots || !slot) return undefined;
     this.ahead.delete(hash);
-    this.#freeCells.push(slot.cell);
+    if (slots.length > 0) this.ahead.set(hash, slots);
+    return slot;
+  }
+
+  /** Drops the instances made ahead for `hash`, if any, and gives their cells back. */
+  forget(hash: string, tell: boolean): void {
+    const slots = this.ahead.get(hash);
+    if (!slots) return;
+    this.ahead.delete(hash);
+    for (const slot of slots) this.#freeCells.push(slot.cell);
     if (tell) this.send({ t: "forget", hash });
   }
 }
@@ -446,11 +461,10 @@ export class WorkerPool {
       ? this.#processes.get(caller.pid)?.worker
       : undefined;
     const worker = this.#place(component.hash, options.stdio, near);
-    const slot = options.stdio === "rpc" ? worker.ahead.get(component.hash) : undefined;
+    const slot = options.stdio === "rpc" ? worker.takeAhead(component.hash) : undefined;
     let cell: number;
     if (slot) {
       // the worker links it now if it has not yet: the spawn comes with the cell it was made for
-      worker.ahead.delete(component.hash);
       cell = slot.cell;
       worker.live.add(cell);
     } else {
@@ -645,19 +659,23 @@ export class WorkerPool {
 
   /**
    * After a spawn of a version and after its process ended: the worker links
-   * the next instance of that version while it is idle, unless it has one
-   * (or the version was unloaded).
+   * the next instance of that version while it is idle, unless it has
+   * {@linkcode AHEAD_PER_VERSION} (or the version was unloaded).
    */
   #prepareAhead(
     { worker, hash, stdio, limits }: Pick<Running, "worker" | "hash" | "stdio" | "limits">,
   ): void {
     if (!this.#options.prepareAhead || this.#closed || worker.dead || stdio !== "rpc") return;
-    if (!worker.loaded.has(hash) || worker.ahead.has(hash)) return;
-    if (worker.ahead.size >= AHEAD_PER_WORKER) {
+    if (!worker.loaded.has(hash)) return;
+    const slots = worker.ahead.get(hash);
+    if (slots && slots.length >= AHEAD_PER_VERSION) return;
+    if (!slots && worker.ahead.size >= AHEAD_PER_WORKER) {
       worker.forget(worker.ahead.keys().next().value!, true);
     }
     const cell = worker.reserveCell();
-    worker.ahead.set(hash, { cell, since: performance.now() });
+    const slot = { cell, since: performance.now() };
+    if (slots) slots.push(slot);
+    else worker.ahead.set(hash, [slot]);
     worker.send({ t: "prepare", hash, cell, limits });
     this.#scheduleAheadExpiry();
   }
@@ -670,8 +688,9 @@ export class WorkerPool {
       const now = performance.now();
       let left = false;
       for (const w of this.#workers) {
-        for (const [hash, slot] of w.ahead) {
-          if (now - slot.since >= AHEAD_IDLE_MS) w.forget(hash, true);
+        for (const [hash, slots] of w.ahead) {
+          // a version's instances are made again at each use: its newest says when it was used
+          if (now - slots[slots.length - 1].since >= AHEAD_IDLE_MS) w.forget(hash, true);
           else left = true;
         }
       }
@@ -711,9 +730,11 @@ export class WorkerPool {
         break;
       }
       case "prepare-failed": {
-        const slot = worker.ahead.get(message.hash);
-        if (!slot || slot.cell !== message.cell) break; // taken by a spawn meanwhile, or dropped
-        worker.forget(message.hash, false); // its spawns will fail the same way, and say why
+        const slots = worker.ahead.get(message.hash);
+        // taken by a spawn meanwhile, or dropped
+        if (!slots?.some((slot) => slot.cell === message.cell)) break;
+        // the worker dropped them all: its spawns will fail the same way, and say why
+        worker.forget(message.hash, false);
         break;
       }
       case "fault":

@@ -145,10 +145,10 @@ export type ToWorker =
   /**
    * Make an instance of `hash` ahead of its process, when the worker is idle
    * (as Wasmtime's `InstancePre`, one step further): the spawn that comes
-   * with the same `cell` finds it linked. One per version per worker.
+   * with the same `cell` finds it linked. Two per version per worker at most.
    */
   | { t: "prepare"; hash: string; cell: number; limits?: ProcessLimits }
-  /** Drop the instance made ahead for `hash` (its cell is given back). */
+  /** Drop the instances made ahead for `hash` (their cells are given back). */
   | { t: "forget"; hash: string }
   | {
     t: "spawn";

@@ -45,8 +45,13 @@ let cells: Int32Array;
 let files: SyncChannel;
 const glues = new Map<string, Promise<Glue>>();
 const instances = new Map<string, Instance>();
-/** Instances made ahead of their processes (or to be made when idle), by version. */
-const ahead = new Map<string, { preparation: Preparation; instance?: Instance }>();
+/** Instances made ahead of their processes (or to be made when idle), by the cell they were given. */
+const ahead = new Map<number, { preparation: Preparation; instance?: Instance }>();
+
+/** Drops the instances made ahead for version `hash`. */
+function dropAhead(hash: string): void {
+  for (const [cell, a] of ahead) if (a.preparation.hash === hash) ahead.delete(cell);
+}
 let aheadQueued = false;
 const pending = new Map<string, Pending>();
 /**
@@ -170,10 +175,10 @@ async function loadGlue(
 }
 
 async function spawn(message: Extract<ToWorker, { t: "spawn" }>): Promise<void> {
-  const made = ahead.get(message.hash);
+  const made = ahead.get(message.cell);
   let instance: Instance;
-  if (made && made.preparation.cell === message.cell && made.preparation.stdio === message.stdio) {
-    ahead.delete(message.hash);
+  if (made && made.preparation.hash === message.hash && made.preparation.stdio === message.stdio) {
+    ahead.delete(message.cell);
     instance = made.instance ?? new Instance(made.preparation, host);
   } else {
     const { hash, cell, limits, stdio } = message;
@@ -242,7 +247,7 @@ async function makeAhead(): Promise<void> {
     failed = String(e);
   }
   if (failed !== undefined) {
-    if (ahead.get(hash) === next) ahead.delete(hash);
+    if (ahead.get(cell) === next) dropAhead(hash); // the others would fail the same way
     post({ t: "prepare-failed", hash, cell, failed });
   }
   if ([...ahead.values()].some((a) => !a.instance)) queueAhead();
@@ -272,16 +277,16 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
       break;
     case "unload":
       glues.delete(message.hash);
-      ahead.delete(message.hash);
+      dropAhead(message.hash);
       break;
     case "prepare": {
       const { hash, cell, limits } = message;
-      ahead.set(hash, { preparation: { hash, cell, limits, stdio: "rpc" } });
+      ahead.set(cell, { preparation: { hash, cell, limits, stdio: "rpc" } });
       queueAhead();
       break;
     }
     case "forget":
-      ahead.delete(message.hash);
+      dropAhead(message.hash);
       break;
     case "spawn":
       spawn(message).catch((e) => post({ t: "fault", message: `spawn ${message.pid}: ${e}` }));

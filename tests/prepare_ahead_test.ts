@@ -8,6 +8,13 @@
 import assert from "node:assert/strict";
 import { eventually, startWorld } from "./world.ts";
 
+/**
+ * One worker, which the pool does not grow past: on a loaded machine a guest
+ * runs past its slice by the clock, the worker counts as computing, and the
+ * pool would start another for the next process, which finds nothing linked.
+ */
+const ONE_WORKER = { workers: 1, maxWorkers: 1 };
+
 /** Waits until the one worker has the next instance of probe ready, then calls. */
 async function callAhead(
   w: Awaited<ReturnType<typeof startWorld>>,
@@ -25,7 +32,7 @@ async function callAhead(
 }
 
 Deno.test("a call starts on an instance linked ahead, whose memory no process used", async () => {
-  await using w = await startWorld({ workers: 1 });
+  await using w = await startWorld(ONE_WORKER);
   assert.deepEqual(await w.call("probe.bump"), { count: 1, heap: 1 });
   let ahead = 0;
   for (let i = 0; i < 10; i++) {
@@ -38,7 +45,7 @@ Deno.test("a call starts on an instance linked ahead, whose memory no process us
 });
 
 Deno.test("a process started ahead gets its own ID, arguments and environment", async () => {
-  await using w = await startWorld({ workers: 1 });
+  await using w = await startWorld(ONE_WORKER);
   await w.call("probe.echo");
   const seen = new Set<string>();
   for (let i = 0; i < 3; i++) {
@@ -60,7 +67,7 @@ Deno.test("a process started ahead gets its own ID, arguments and environment", 
 });
 
 Deno.test("a process started ahead sees the world and its own /self, not another's", async () => {
-  await using w = await startWorld({ workers: 1, files: { "state/probe/seed.txt": "seed" } });
+  await using w = await startWorld({ ...ONE_WORKER, files: { "state/probe/seed.txt": "seed" } });
   await w.call("probe.echo");
   const wrote = await callAhead(w, "probe.write_file", { path: "/self/mine.txt", text: "one" });
   assert.ok(wrote.ahead);
@@ -73,7 +80,7 @@ Deno.test("a process started ahead sees the world and its own /self, not another
 });
 
 Deno.test("a spinner started ahead is preempted and killed, and the next call still answers", async () => {
-  await using w = await startWorld({ workers: 1 });
+  await using w = await startWorld(ONE_WORKER);
   await w.call("probe.echo");
   await new Promise((r) => setTimeout(r, 30));
   const before = w.host.pool.starts.ahead;
@@ -91,8 +98,23 @@ Deno.test("a spinner started ahead is preempted and killed, and the next call st
 });
 
 Deno.test("with prepareAhead off, every process is linked at its spawn", async () => {
-  await using w = await startWorld({ workers: 1, prepareAhead: false });
+  await using w = await startWorld({ ...ONE_WORKER, prepareAhead: false });
   for (let i = 0; i < 3; i++) await callAhead(w, "probe.echo");
   assert.equal(w.host.pool.starts.ahead, 0);
   assert.ok(w.host.pool.starts.cold >= 3);
+});
+
+Deno.test("a plugin that calls itself: the caller and its callee both start on instances linked ahead", async () => {
+  await using w = await startWorld(ONE_WORKER);
+  await w.call("probe.call", { method: "probe.bump", params: {} });
+  for (let i = 0; i < 5; i++) {
+    const before = w.host.pool.starts.ahead;
+    await new Promise((r) => setTimeout(r, 100)); // the worker links two while it idles
+    const nested = (await w.call("probe.call", { method: "probe.bump", params: {} })) as {
+      response: { result: unknown };
+    };
+    assert.deepEqual(nested.response.result, { count: 1, heap: 1 }, "a fresh instance each");
+    await eventually(() => w.host.pool.size === 0);
+    assert.equal(w.host.pool.starts.ahead - before, 2, `call ${i}: both linked ahead`);
+  }
 });
