@@ -76,12 +76,6 @@ const STAGES: Stage[] = [
   },
   { key: "caller_read", label: "P resumes and reads the answer", to: ["P", "w.stdin.read"] },
 ];
-/**
- * Each thread's clock is `performance.timeOrigin + performance.now()`, and a
- * thread reads its origin when it starts: a thread preempted in between is
- * off by the time it waited. Marks are ordered only against marks of the same
- * thread; a stage that crosses threads is clipped at zero.
- */
 /** What one round measured. */
 interface Round {
   stages: Record<string, number>;
@@ -102,6 +96,13 @@ interface Round {
   imports: ImportCalls[];
 }
 
+/**
+ * The stages of one call from its marks. Each thread's clock is
+ * `performance.timeOrigin + performance.now()`, and a thread reads its origin
+ * when it starts: a thread preempted in between is off by the time it waited.
+ * Marks are ordered only against marks of the same thread; a stage that
+ * crosses threads is clipped at zero.
+ */
 function analyse(marks: Mark[], imports: ImportCalls[], p: string, q: string): Round {
   const of = { P: p, Q: q };
   /** The latest mark used so far, per thread. */
