@@ -36,6 +36,7 @@ export const TRANSPILER_FINGERPRINT = [
   "debug:once",
   "task:lazy",
   "link:direct",
+  "link:table",
 ].join(" ");
 
 /** The runnable form of a component. */

@@ -12,6 +12,7 @@
 import { transpileBytes } from "@bytecodealliance/jco-transpile";
 import { instrument } from "./instrument.ts";
 import { linkDirect } from "./direct_link.ts";
+import { linkThroughTable } from "./table_link.ts";
 import { keepExports } from "./wasm_sections.ts";
 import {
   ASYNC_WASI_EXPORTS,
@@ -55,7 +56,7 @@ export async function transpileComponent(
   let js = glue ? lazyTasks(debugFlagReadOnce(strictStrings(new TextDecoder().decode(glue)))) : "";
   const link = linkDirect(js);
   if (link) js = link.glue;
-  const modules: Record<string, Uint8Array> = {};
+  let modules: Record<string, Uint8Array> = {};
   let loops = 0;
   for (const [file, content] of files) {
     if (!file.endsWith(".wasm")) continue;
@@ -68,6 +69,12 @@ export async function transpileComponent(
     } catch (e) {
       throw new ComponentError(`${name}: ${errorText(e)}`);
     }
+  }
+  const table = linkThroughTable(js, link, modules);
+  if (table && link) {
+    js = table.glue;
+    modules = { ...modules, ...table.modules };
+    modules[link.shim.file] = keepExports(modules[link.shim.file], table.shimKeep);
   }
   return { js, modules, imports: result.imports, exports, loops };
 }
