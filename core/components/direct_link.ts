@@ -39,13 +39,18 @@ export interface DirectLink {
   /** The edited glue. */
   glue: string;
   /** The shim's file, and the names of the exports still used (its table among them). */
-  shim: { file: string; keep: Set<string> };
+  shim: { file: string; keep: Set<string>; exports: string };
   /** The fixup's file: still compiled, no longer instantiated. */
   fixup: string;
   /** Imports given the trampoline itself. */
   direct: number;
   /** Slots set from JS. */
   tableSets: number;
+}
+
+/** The file the glue loads as `module` (`const module2 = getCoreModule('plugin.core3.wasm');`). */
+export function coreModuleFile(glue: string, module: string): string | undefined {
+  return new RegExp(String.raw`const ${module} = getCoreModule\('([^']+)'\);`).exec(glue)?.[1];
 }
 
 /** jco's instantiation of the fixup: the shim's table and one import per slot, named by it. */
@@ -78,8 +83,7 @@ export function linkDirect(glue: string): DirectLink | undefined {
   const shimModule = new RegExp(
     String.raw`\(\{ exports: ${shimExports} \} = yield instantiateCore\(yield (module\d+)\)\);`,
   ).exec(glue)?.[1];
-  const fileOf = (module: string) =>
-    new RegExp(String.raw`const ${module} = getCoreModule\('([^']+)'\);`).exec(glue)?.[1];
+  const fileOf = (module: string) => coreModuleFile(glue, module);
   const shimFile = shimModule && fileOf(shimModule);
   const fixupFile = fileOf(fixupModule);
   if (shimAt < 0 || !shimFile || !fixupFile) return undefined;
@@ -114,7 +118,7 @@ export function linkDirect(glue: string): DirectLink | undefined {
   const keep = new Set(["$imports", ...[...edited.matchAll(use)].map((m) => m[1])]);
   return {
     glue: edited,
-    shim: { file: shimFile, keep },
+    shim: { file: shimFile, keep, exports: shimExports },
     fixup: fixupFile,
     direct: replaced,
     tableSets: sets.length,

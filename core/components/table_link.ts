@@ -35,7 +35,7 @@
  * @module
  */
 import binaryen from "binaryen";
-import type { DirectLink } from "./direct_link.ts";
+import { coreModuleFile, type DirectLink } from "./direct_link.ts";
 
 /** The import module and name of the shim's table in the edited modules. */
 export const LINK_MODULE = "sausage:link";
@@ -99,17 +99,9 @@ export function linkThroughTable(
   modules: Record<string, Uint8Array>,
 ): TableLink | undefined {
   if (!link) return undefined;
-  const fileOf = (module: string) =>
-    new RegExp(String.raw`const ${module} = getCoreModule\('([^']+)'\);`).exec(glue)?.[1];
+  const fileOf = (module: string) => coreModuleFile(glue, module);
   const all = blocks(glue);
-  const shim = all.length > 0
-    ? new RegExp(
-      String.raw`\(\{ exports: (exports\d+) \} = yield instantiateCore\(yield (module\d+)\)\);`,
-    )
-      .exec(glue)
-    : null;
-  if (!shim || fileOf(shim[2]) !== link.shim.file) return undefined;
-  const shimExports = shim[1];
+  const shimExports = link.shim.exports;
 
   // the glue's Table.set lines: slot → an export of the adapter
   const SET = new RegExp(

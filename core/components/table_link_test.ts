@@ -26,7 +26,7 @@ function* body() {
 
 const LINK = {
   glue: GLUE,
-  shim: { file: "shim.wasm", keep: new Set(["$imports", "1"]) },
+  shim: { file: "shim.wasm", keep: new Set(["$imports", "1"]), exports: "exports0" },
   fixup: "fixup.wasm",
   direct: 0,
   tableSets: 1,
