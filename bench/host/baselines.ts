@@ -1,7 +1,7 @@
 /**
- * Baselines for the cost of one call: the same component run below the
- * host's routing (the worker pool alone), and the bare instantiation of its
- * core modules (no glue, no WASI).
+ * A baseline for the cost of one call: the same component run below the
+ * host's routing (the worker pool alone). The bare instantiation of its core
+ * modules is in `bare_instances.ts`.
  *
  * @module
  */
@@ -79,56 +79,4 @@ export class PoolRunner implements AsyncDisposable {
     this.#pool.close();
     return Promise.resolve();
   }
-}
-
-/**
- * Instantiates compiled core modules once, linked crudely: memories and
- * tables come from the instances made before, the interrupt imports are
- * fresh, and every function import is a no-op. Nothing runs; this is the
- * floor under any scheme that makes a fresh instance per call.
- */
-export function instantiateCore(modules: Record<string, WebAssembly.Module>): number {
-  const start = performance.now();
-  const interrupts = new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
-  const cell = new WebAssembly.Global({ value: "i32", mutable: false }, 1);
-  const memories: WebAssembly.Memory[] = [];
-  const tables: WebAssembly.Table[] = [];
-  const noop = () => {};
-  let waiting = Object.entries(modules);
-  while (waiting.length > 0) {
-    const later: typeof waiting = [];
-    for (const [file, module] of waiting) {
-      const imports: Record<string, Record<string, WebAssembly.ImportValue>> = {};
-      let ready = true;
-      for (const i of WebAssembly.Module.imports(module)) {
-        let value: WebAssembly.ImportValue | undefined;
-        if (i.kind === "function") value = noop;
-        else if (i.kind === "global") value = cell;
-        else if (i.kind === "memory") {
-          value = i.name === "interrupts" ? interrupts : memories[0];
-        } else if (i.kind === "table") value = tables[0];
-        if (value === undefined) {
-          ready = false;
-          break;
-        }
-        (imports[i.module] ??= {})[i.name] = value;
-      }
-      if (!ready) {
-        later.push([file, module]);
-        continue;
-      }
-      const instance = new WebAssembly.Instance(module, imports);
-      for (const e of Object.values(instance.exports)) {
-        if (e instanceof WebAssembly.Memory) memories.push(e);
-        if (e instanceof WebAssembly.Table) tables.push(e);
-      }
-    }
-    if (later.length === waiting.length) {
-      throw new Error(
-        `cannot link ${later.map(([f]) => f).join(", ")}: a memory or table is missing`,
-      );
-    }
-    waiting = later;
-  }
-  return performance.now() - start;
 }

@@ -12,7 +12,8 @@ import type { Figure } from "../figures.ts";
 import { benchWorld, call, CallFailed } from "../fixture.ts";
 import { pick, type Section } from "../section.ts";
 import { testPlugin } from "../../tests/setup.ts";
-import { instantiateCore, PoolRunner } from "./baselines.ts";
+import { PoolRunner } from "./baselines.ts";
+import { instantiateCore } from "./bare_instances.ts";
 
 /** The goal for one call, in milliseconds. */
 export const CALL_GOAL_MS = 2;

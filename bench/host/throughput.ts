@@ -1,13 +1,18 @@
 /**
  * Calls per second with 1, 2 and 8 concurrent callers: each caller sends its
  * next `probe.echo` when its previous one answered, for a fixed duration
- * after a warm-up.
+ * after a warm-up. Beside them, the ceiling of any host that makes a fresh
+ * instance per call: bare instantiations of the same core modules, on one
+ * thread and on one thread per core.
  *
  * @module
  */
 import type { Client } from "../../core/client.ts";
+import { ComponentCache } from "../../core/components/cache.ts";
+import { defaultPoolSize } from "../../core/pool.ts";
 import type { Figure } from "../figures.ts";
-import { benchWorld, call } from "../fixture.ts";
+import { benchWorld, call, TEST_CACHE_DIR } from "../fixture.ts";
+import { instantiatedModules, instantiationCeiling } from "./bare_instances.ts";
 import { pick, type Section } from "../section.ts";
 import { median, ratesPerSecond, summarize } from "../stats.ts";
 
@@ -95,6 +100,62 @@ export const throughput: Section = {
         warmup: 0,
       });
     }
+    const bare = await ceiling(ctx, w.root, durationMs);
+    const eight = figures.find((f) => f.name === "throughput.callers_8")!;
+    const all = bare.at(-1)!;
+    figures.push(...bare, {
+      name: "throughput.ratio_ceiling",
+      label: "8 callers / bare instantiations",
+      unit: "x",
+      median: eight.median / all.median,
+      runs: Math.min(eight.runs, all.runs),
+      warmup: 0,
+      method: "what a host that makes a fresh instance per call reaches of the most instances " +
+        "V8 makes here: 1 would leave nothing for the glue, the guest, WASI and the host",
+    });
     return figures;
   },
 };
+
+/** Instantiations of the probe's core modules for the ceiling's warm-up, on each thread. */
+const CEILING_WARMUP = 1500;
+
+/**
+ * The ceiling figures, measured right after the 8 callers for as long: bare
+ * instantiations on one thread, then on as many threads as the pool has
+ * workers by default.
+ */
+async function ceiling(
+  ctx: Parameters<Section["run"]>[0],
+  root: string,
+  durationMs: number,
+): Promise<Figure[]> {
+  const path = `${root}/plugins/probe/plugin.wasm`;
+  const component = await new ComponentCache(TEST_CACHE_DIR).load(await Deno.readFile(path), path);
+  const modules = instantiatedModules(component.js, component.modules);
+  const figures: Figure[] = [];
+  for (const threads of [1, defaultPoolSize()]) {
+    ctx.progress(`throughput: bare instantiations on ${threads} thread${threads > 1 ? "s" : ""}`);
+    const windows = await instantiationCeiling(modules, {
+      threads,
+      ms: durationMs,
+      windowMs: WINDOW_MS,
+      warmup: CEILING_WARMUP,
+    });
+    figures.push({
+      name: threads === 1 ? "throughput.ceiling_1" : "throughput.ceiling",
+      label: `baseline: bare instantiations, ${threads} thread${threads > 1 ? "s" : ""}`,
+      unit: "instances/s",
+      median: median(windows),
+      runs: windows.length,
+      warmup: CEILING_WARMUP,
+      method: `new WebAssembly.Instance of each core module a probe process instantiates ` +
+        `(${Object.keys(modules).join(", ")}), linked crudely, no-op imports, nothing run, ` +
+        `in a loop on ${threads} worker${threads > 1 ? "s" : ""} for ${durationMs} ms; ` +
+        `median of the rates in ${WINDOW_MS} ms windows`,
+      samples: windows,
+      extra: { threads },
+    });
+  }
+  return figures;
+}
