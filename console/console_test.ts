@@ -327,7 +327,10 @@ Deno.test({
       await term.waitFor((t) => t.includes("> "), "prompt");
       await term.type('probe.sleep {"ms": 1500}\r');
       await term.type('probe.echo {"typed": "meanwhile"}');
-      await term.waitFor((t) => t.includes('"slept": 1500'), "the result of the first call");
+      await term.waitFor(
+        (t) => /"slept": 1500[^]*> probe\.echo/.test(t),
+        "the result of the first call and the prompt after it",
+      );
       // the result went above the prompt, which was drawn again with the typed text
       const after = term.screen.slice(term.screen.lastIndexOf('"slept": 1500'));
       assert.match(after, /> probe\.echo \{"typed": "meanwhile"\}/);
@@ -359,13 +362,18 @@ Deno.test({
         await term.waitFor((t) => t.includes(typed), "the typed text");
         const shown = term.screen.length;
         // a note prints above the prompt; progress is the line above the prompt
-        await term.waitFor(
-          (t) => t.includes(name === "note" ? '· note {"text":"half way"}' : "… half way"),
-          `the ${name} notification`,
-        );
-        await term.waitFor((t) => t.includes('"notified"'), "the result");
-        const during = term.screen.slice(shown);
+        const shownText = name === "note" ? '· note {"text":"half way"}' : "… half way";
         const mark = name === "note" ? "· note" : "… half way";
+        // only the screen since the typed text (the first round's result is still above it),
+        // up to the prompt drawn again after the result, which may come in a later chunk
+        // deno-lint-ignore no-control-regex
+        const since = () => term.screen.slice(shown).replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
+        await term.waitFor(() => since().includes(shownText), `the ${name} notification`);
+        await term.waitFor(
+          () => /"notified"[^]*> /.test(since().slice(since().indexOf(mark))),
+          "the result and the prompt after it",
+        );
+        const during = term.screen.slice(shown);
         // dimmed (SGR 2)
         assert.match(
           during.slice(0, during.indexOf(mark)),
@@ -374,8 +382,7 @@ Deno.test({
           `dimmed: ${JSON.stringify(during)}`,
         );
         // and the prompt was drawn again after it, with the typed text
-        // deno-lint-ignore no-control-regex
-        const plain = during.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
+        const plain = since();
         assert.ok(
           plain.indexOf(`> ${typed}`, plain.indexOf(mark)) > plain.indexOf(mark),
           `line kept: ${JSON.stringify(plain)}`,
