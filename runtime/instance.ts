@@ -41,6 +41,7 @@ import {
 import { InputStream, ioImports, OutputStream } from "./wasi/io.ts";
 import { NETWORK_INTERFACES, networkImports, releaseNetwork } from "./wasi/network.ts";
 import { randomImports } from "./wasi/random.ts";
+import { ProcessMemory } from "./memory_pool.ts";
 import { mark, profileImports, profileSource, sendProfile } from "./profile.ts";
 
 /** The jco glue of one component version, loaded once per worker. */
@@ -127,6 +128,8 @@ export class Instance {
   #cli: CliContext | undefined;
   /** The core instances of the component, to find its memories after a trap. */
   readonly #cores: WebAssembly.Instance[] = [];
+  /** The memory it took from the worker's pool, given back after a clean exit. */
+  readonly #memory: ProcessMemory;
   /** The last stderr line that named a failed allocation (Rust's, before it aborts). */
   #failedAllocation = "";
   #pid = "";
@@ -147,6 +150,7 @@ export class Instance {
     this.#control = { cell: preparation.cell, running: false, killed: null };
     Atomics.store(host.cells, preparation.cell, Interrupt.None);
     const limits = this.#limits = preparation.limits;
+    this.#memory = new ProcessMemory(limits?.memoryMib);
     this.#stdin = limits
       ? new StdinSource(this.#kill.signal, limits.stdinMib * MIB, () =>
         this.kill(
@@ -226,7 +230,7 @@ export class Instance {
         (name) => glue.modules[name],
         wasi,
         (module, imports) => {
-          const timed = profileImports(this, imports);
+          const timed = { ...profileImports(this, imports), ...this.#memory.importsFor(module) };
           const core = new WebAssembly.Instance(
             module,
             (needsInterrupts(module)
@@ -400,11 +404,14 @@ export class Instance {
     if (!limits) return undefined;
     const cap = limits.memoryMib * MIB;
     const wanted = Number(FAILED_ALLOCATION.exec(this.#failedAllocation)?.[1] ?? 0);
-    let largest = 0;
-    for (const core of this.#cores) {
-      for (const value of Object.values(core.exports)) {
-        if (value instanceof WebAssembly.Memory) {
-          largest = Math.max(largest, value.buffer.byteLength);
+    // a pooled memory may be larger than what its guest sees
+    let largest = this.#memory.bytes ?? 0;
+    if (this.#memory.bytes === undefined) {
+      for (const core of this.#cores) {
+        for (const value of Object.values(core.exports)) {
+          if (value instanceof WebAssembly.Memory) {
+            largest = Math.max(largest, value.buffer.byteLength);
+          }
         }
       }
     }
@@ -426,6 +433,8 @@ export class Instance {
       this.#stdout.finish();
       this.#stderr.finish();
     }
+    // a trap or a kill may leave a suspended stack that could still write to its memory
+    if (report.reason === "exited") this.#memory.release();
     this.#host.flush();
     this.#host.post({
       t: "exit",

@@ -31,6 +31,11 @@ export type StdioMode = "rpc" | "raw";
 /** The import module name of everything the preemption instrumentation adds. */
 export const INTERRUPT_MODULE = "sausage";
 
+/** The import module name of a main module's memory, which the worker gives from its pool. */
+export const POOLED_MEMORY_MODULE = "sausage$memory";
+/** The custom section that keeps the limits of that memory. */
+export const POOLED_MEMORY_SECTION = "sausage:memory";
+
 /**
  * The filesystem of a world process: the world folder at `/`, the host's
  * layers at `/proc`, `/self` and `/run`, and host folders at other paths.

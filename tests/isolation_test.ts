@@ -37,3 +37,38 @@ Deno.test("on one worker, crashes and kills beside many calls leave every answer
   }
   assert.deepEqual(await w.call("probe.echo", { after: true }), { after: true });
 });
+
+Deno.test("a process never sees the memory of one that ran before it on the same worker", async () => {
+  await using w = await startWorld({ workers: 1 });
+  const marker = `secret-${crypto.randomUUID()}`;
+  type Seen = {
+    start_pages: number;
+    found: boolean;
+    peeked: number | null;
+    grew_from: number;
+    pages: number;
+    written_at: number;
+  };
+  const first = await w.call("probe.memory", { marker, grow: 4 }) as Seen;
+  assert.equal(first.found, false);
+  assert.equal(first.pages, first.start_pages + 4);
+  for (let i = 0; i < 3; i++) {
+    // the same sizes a fresh memory has, none of the marker, and zeros (or a trap) past its size
+    const next = await w.request("probe.memory", { marker, peek: first.written_at });
+    if (next.error) {
+      assert.equal(next.error.code, -32002, JSON.stringify(next.error));
+      continue;
+    }
+    const seen = next.result as Seen;
+    assert.equal(seen.start_pages, first.start_pages);
+    assert.equal(seen.grew_from, first.start_pages);
+    assert.equal(seen.found, false);
+    assert.equal(seen.peeked, 0);
+  }
+  // and one that traps gives its memory to no one
+  const trapped = await w.request("probe.memory", { marker, grow: 1, peek: 2 ** 32 - 1 });
+  assert.equal(trapped.error?.code, -32002);
+  const after = await w.call("probe.memory", { marker }) as Seen;
+  assert.equal(after.start_pages, first.start_pages);
+  assert.equal(after.found, false);
+});

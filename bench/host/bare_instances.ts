@@ -10,9 +10,11 @@
  * @module
  */
 import { coreModuleFile } from "../../core/components/direct_link.ts";
+import { freshMemory, type Limits, pooledLimits } from "../../runtime/memory_pool.ts";
+import { POOLED_MEMORY_MODULE } from "../../runtime/messages.ts";
 
 /** What each import of a bare instance gets. */
-type Source = "noop" | "cell" | "interrupts" | "memory" | "table";
+type Source = "noop" | "cell" | "pages" | "interrupts" | "memory" | "table" | Limits;
 
 /** The modules in an order that links, and the source of each of their imports. */
 export interface BarePlan {
@@ -53,8 +55,11 @@ export function planBare(modules: Record<string, WebAssembly.Module>): BarePlan 
       for (const i of WebAssembly.Module.imports(module)) {
         let from: Source | undefined;
         if (i.kind === "function") from = "noop";
-        else if (i.kind === "global") from = "cell";
-        else if (i.kind === "memory") {
+        else if (i.kind === "global") from = i.module === POOLED_MEMORY_MODULE ? "pages" : "cell";
+        else if (i.kind === "memory" && i.module === POOLED_MEMORY_MODULE) {
+          // the memory a worker takes from its pool: a fresh one here, as a fresh instance has
+          from = pooledLimits(module) ?? undefined;
+        } else if (i.kind === "memory") {
           from = i.name === "interrupts" ? "interrupts" : memories > 0 ? "memory" : undefined;
         } else if (i.kind === "table") from = tables > 0 ? "table" : undefined;
         if (from === undefined) {
@@ -88,13 +93,18 @@ export function instantiateBare(plan: BarePlan, interrupts: BareInterrupts): voi
   const memories: WebAssembly.Memory[] = [];
   const tables: WebAssembly.Table[] = [];
   const noop = () => {};
+  let pages: WebAssembly.Global | undefined;
   for (const step of plan.steps) {
     const imports: Record<string, Record<string, WebAssembly.ImportValue>> = {};
     for (const i of step.imports) {
-      const value = i.from === "noop"
+      const value = typeof i.from === "object"
+        ? freshMemory(i.from)
+        : i.from === "noop"
         ? noop
         : i.from === "cell"
         ? interrupts.cell
+        : i.from === "pages"
+        ? (pages ??= new WebAssembly.Global({ value: "i32", mutable: true }, 0))
         : i.from === "interrupts"
         ? interrupts.interrupts
         : i.from === "memory"
@@ -104,7 +114,7 @@ export function instantiateBare(plan: BarePlan, interrupts: BareInterrupts): voi
     }
     const instance = new WebAssembly.Instance(step.module, imports);
     for (const e of Object.values(instance.exports)) {
-      if (e instanceof WebAssembly.Memory) memories.push(e);
+      if (e instanceof WebAssembly.Memory && !memories.includes(e)) memories.push(e);
       if (e instanceof WebAssembly.Table) tables.push(e);
     }
   }

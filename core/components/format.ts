@@ -37,6 +37,7 @@ export const TRANSPILER_FINGERPRINT = [
   "task:lazy",
   "link:direct",
   "link:table",
+  "memory:pooled@2",
 ].join(" ");
 
 /** The runnable form of a component. */

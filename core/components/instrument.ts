@@ -23,85 +23,10 @@
  */
 import binaryen from "binaryen";
 import { INTERRUPT_MODULE } from "../../runtime/messages.ts";
+import { childrenOf, type Ref } from "./expressions.ts";
 
 // deno-lint-ignore no-explicit-any
 const B = binaryen as any;
-type Ref = number;
-
-const none = (): Ref[] => [];
-function fields(cls: Record<string, (e: Ref) => Ref>, ...names: string[]) {
-  const getters = names.map((n) => cls[`get${n}`]);
-  return (e: Ref) => getters.map((get) => get(e));
-}
-function list(count: (e: Ref) => number, at: (e: Ref, i: number) => Ref) {
-  return (e: Ref) => {
-    const out: Ref[] = [];
-    const n = count(e);
-    for (let i = 0; i < n; i++) out.push(at(e, i));
-    return out;
-  };
-}
-
-/**
- * The child expressions of each expression kind. A kind missing here fails
- * the instrumentation loudly rather than leaving a loop unchecked.
- */
-const CHILDREN: Record<number, (e: Ref) => Ref[]> = {
-  [B.BlockId]: list(B.Block.getNumChildren, B.Block.getChildAt),
-  [B.IfId]: fields(B.If, "Condition", "IfTrue", "IfFalse"),
-  [B.LoopId]: fields(B.Loop, "Body"),
-  [B.BreakId]: fields(B.Break, "Condition", "Value"),
-  [B.SwitchId]: fields(B.Switch, "Condition", "Value"),
-  [B.CallId]: list(B.Call.getNumOperands, B.Call.getOperandAt),
-  [B.CallIndirectId]: (e) => [
-    B.CallIndirect.getTarget(e),
-    ...list(B.CallIndirect.getNumOperands, B.CallIndirect.getOperandAt)(e),
-  ],
-  [B.LocalGetId]: none,
-  [B.LocalSetId]: fields(B.LocalSet, "Value"),
-  [B.GlobalGetId]: none,
-  [B.GlobalSetId]: fields(B.GlobalSet, "Value"),
-  [B.LoadId]: fields(B.Load, "Ptr"),
-  [B.StoreId]: fields(B.Store, "Ptr", "Value"),
-  [B.ConstId]: none,
-  [B.UnaryId]: fields(B.Unary, "Value"),
-  [B.BinaryId]: fields(B.Binary, "Left", "Right"),
-  [B.SelectId]: fields(B.Select, "IfTrue", "IfFalse", "Condition"),
-  [B.DropId]: fields(B.Drop, "Value"),
-  [B.ReturnId]: fields(B.Return, "Value"),
-  [B.MemorySizeId]: none,
-  [B.MemoryGrowId]: fields(B.MemoryGrow, "Delta"),
-  [B.NopId]: none,
-  [B.UnreachableId]: none,
-  [B.AtomicRMWId]: fields(B.AtomicRMW, "Ptr", "Value"),
-  [B.AtomicCmpxchgId]: fields(B.AtomicCmpxchg, "Ptr", "Expected", "Replacement"),
-  [B.AtomicWaitId]: fields(B.AtomicWait, "Ptr", "Expected", "Timeout"),
-  [B.AtomicNotifyId]: fields(B.AtomicNotify, "Ptr", "NotifyCount"),
-  [B.AtomicFenceId]: none,
-  [B.SIMDExtractId]: fields(B.SIMDExtract, "Vec"),
-  [B.SIMDReplaceId]: fields(B.SIMDReplace, "Vec", "Value"),
-  [B.SIMDShuffleId]: fields(B.SIMDShuffle, "Left", "Right"),
-  [B.SIMDTernaryId]: fields(B.SIMDTernary, "A", "B", "C"),
-  [B.SIMDShiftId]: fields(B.SIMDShift, "Vec", "Shift"),
-  [B.SIMDLoadId]: fields(B.SIMDLoad, "Ptr"),
-  [B.SIMDLoadStoreLaneId]: fields(B.SIMDLoadStoreLane, "Ptr", "Vec"),
-  [B.MemoryInitId]: fields(B.MemoryInit, "Dest", "Offset", "Size"),
-  [B.DataDropId]: none,
-  [B.MemoryCopyId]: fields(B.MemoryCopy, "Dest", "Source", "Size"),
-  [B.MemoryFillId]: fields(B.MemoryFill, "Dest", "Value", "Size"),
-  [B.PopId]: none,
-  [B.RefNullId]: none,
-  [B.RefIsNullId]: fields(B.RefIsNull, "Value"),
-  [B.RefFuncId]: none,
-  [B.RefEqId]: fields(B.RefEq, "Left", "Right"),
-  [B.RefAsId]: fields(B.RefAs, "Value"),
-  [B.TableGetId]: fields(B.TableGet, "Index"),
-  [B.TableSetId]: fields(B.TableSet, "Index", "Value"),
-  [B.TableSizeId]: none,
-  [B.TableGrowId]: fields(B.TableGrow, "Value", "Delta"),
-  [B.TupleMakeId]: list(B.TupleMake.getNumOperands, B.TupleMake.getOperandAt),
-  [B.TupleExtractId]: fields(B.TupleExtract, "Tuple"),
-};
 
 /** What the instrumentation did, for the cache metadata and tests. */
 export interface InstrumentReport {
@@ -157,14 +82,14 @@ function _instrumentModule(mod: binaryen.Module, original: Uint8Array) {
       const e = stack.pop()!;
       if (!e) continue;
       const id = B._BinaryenExpressionGetId(e);
-      const children = CHILDREN[id];
+      const children = childrenOf(e);
       if (!children) {
         throw new InstrumentError(
           `unsupported wasm instruction (binaryen expression id ${id}) in function ` +
             `${binaryen.getFunctionInfo(f).name}: Sausage cannot make it preemptible`,
         );
       }
-      for (const child of children(e)) if (child) stack.push(child);
+      for (const child of children) if (child) stack.push(child);
       if (id === B.LoopId) loops.push(e);
       else if (id === B.CallId && imported.has(B.Call.getTarget(e))) importCalls.push(e);
     }

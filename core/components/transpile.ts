@@ -11,6 +11,7 @@
  */
 import { transpileBytes } from "@bytecodealliance/jco-transpile";
 import { instrument } from "./instrument.ts";
+import { poolMemory } from "./pooled_memory.ts";
 import { linkDirect } from "./direct_link.ts";
 import { linkThroughTable } from "./table_link.ts";
 import { keepExports } from "./wasm_sections.ts";
@@ -58,12 +59,19 @@ export async function transpileComponent(
   if (link) js = link.glue;
   let modules: Record<string, Uint8Array> = {};
   let loops = 0;
+  let raw: Record<string, Uint8Array> = {};
   for (const [file, content] of files) {
     if (!file.endsWith(".wasm")) continue;
+    raw[file] = file === link?.shim.file ? keepExports(content, link.shim.keep) : content;
+  }
+  try {
+    raw = poolMemory(raw);
+  } catch (e) {
+    throw new ComponentError(`${name}: ${errorText(e)}`);
+  }
+  for (const [file, content] of Object.entries(raw)) {
     try {
-      const out = instrument(
-        file === link?.shim.file ? keepExports(content, link.shim.keep) : content,
-      );
+      const out = instrument(content);
       modules[file] = out.bytes;
       loops += out.report.loops;
     } catch (e) {

@@ -452,6 +452,37 @@ fn main() {
             panic!("probe panicked holding the lock on {path}");
         }
         // Waits `ms`, sends the core.notify `name` with `params`, waits `ms` again, then answers.
+        // What a process sees of its linear memory: the pages at its start and what a
+        // growth returns, whether `marker` reversed is anywhere in it before it writes it,
+        // and the byte at `peek` (an address an earlier process wrote to). Then it grows
+        // by `grow` pages and writes the reversed marker at the start of them.
+        "memory" => {
+            use core::arch::wasm32::{memory_grow, memory_size};
+            let start_pages = memory_size(0);
+            let secret: Vec<u8> = params["marker"].as_str().unwrap_or("").bytes().rev().collect();
+            let size = start_pages * 65536;
+            // SAFETY: every address below memory.size is in bounds of the linear memory
+            let memory = unsafe { std::slice::from_raw_parts(std::ptr::null::<u8>().add(1), size - 1) };
+            // (the one copy it holds itself excepted)
+            let own = secret.as_ptr() as usize;
+            let found = !secret.is_empty()
+                && memory.windows(secret.len()).enumerate().any(|(i, w)| w == secret && i + 1 != own);
+            let peeked = params["peek"].as_u64().map(|at| {
+                // SAFETY: a read the test asks for; out of bounds, it traps
+                unsafe { std::ptr::read_volatile(at as usize as *const u8) }
+            });
+            let grow = params["grow"].as_u64().unwrap_or(0) as usize;
+            let grew_from = memory_grow(0, grow);
+            let written_at = grew_from * 65536;
+            if grow > 0 && grew_from != usize::MAX && !secret.is_empty() {
+                // SAFETY: the pages just grown are in bounds and no one else's
+                unsafe {
+                    std::ptr::copy_nonoverlapping(secret.as_ptr(), written_at as *mut u8, secret.len())
+                };
+            }
+            reply(&id, json!({"start_pages": start_pages, "found": found, "peeked": peeked,
+                "grew_from": grew_from as isize, "pages": memory_size(0), "written_at": written_at}));
+        }
         "slow_notify" => {
             let pause = std::time::Duration::from_millis(params["ms"].as_u64().unwrap_or(500));
             std::thread::sleep(pause);

@@ -1,0 +1,218 @@
+/**
+ * Lets a worker give each new instance of a component a linear memory that
+ * an earlier process of it used, zeroed, instead of a fresh one: mapping,
+ * faulting in and unmapping a fresh memory per process is kernel work under
+ * the one address space of the host, which all its threads wait on.
+ *
+ * A memory cannot shrink, so a reused one may be larger than the module
+ * asks for. The component's one memory becomes an import, and every
+ * `memory.size` and `memory.grow` on it, in every core module (the main
+ * module and the preview1 adapter that allocates in it), reads and grows a
+ * size of the process's own instead: a global `pages` that starts at the
+ * module's initial size. The guest sees the sizes a fresh memory would
+ * have; what it cannot see is a trap for an access between its size and
+ * the memory's real one, which holds zeros or its own data.
+ *
+ * Components with more than one memory, or a memory of 64 bits, are left as
+ * they are and get fresh memories.
+ *
+ * @module
+ */
+import binaryen from "binaryen";
+import { POOLED_MEMORY_MODULE, POOLED_MEMORY_SECTION } from "../../runtime/messages.ts";
+import { type Ref, type Slot, slotsOf } from "./expressions.ts";
+import { Reader } from "./wasm_sections.ts";
+
+// deno-lint-ignore no-explicit-any
+const B = binaryen as any;
+
+/** The limits of a pooled memory, as the owning module's custom section keeps them. */
+export interface PooledMemoryLimits {
+  initial: number;
+  maximum: number | null;
+  shared: boolean;
+}
+
+/** The import names under {@linkcode POOLED_MEMORY_MODULE}. */
+export const POOLED_IMPORTS = { memory: "memory", pages: "pages" } as const;
+
+const PAGES = "sausage$pages";
+const GROW = "sausage$grow";
+
+/** Memories a module defines and imports, read from its sections. */
+export function memoryCounts(bytes: Uint8Array): { defined: number; imported: number } {
+  const r = new Reader(bytes, 8);
+  let defined = 0;
+  let imported = 0;
+  while (r.at < bytes.length) {
+    const id = r.byte();
+    const size = r.u();
+    const end = r.at + size;
+    if (id === 5) defined = new Reader(bytes, r.at).u();
+    if (id === 2) {
+      const s = new Reader(bytes, r.at);
+      for (let n = s.u(); n > 0; n--) {
+        s.name();
+        s.name();
+        const kind = s.byte();
+        if (kind === 0) s.u();
+        else if (kind === 1) {
+          skipRefType(s);
+          skipLimits(s);
+        } else if (kind === 2) {
+          imported++;
+          skipLimits(s);
+        } else if (kind === 3) {
+          skipRefType(s);
+          s.byte();
+        } else if (kind === 4) {
+          s.byte();
+          s.u();
+        } else throw new RangeError(`an import of unknown kind ${kind}`);
+      }
+    }
+    r.at = end;
+  }
+  return { defined, imported };
+}
+
+/** Skips a value type (a reference type may name its heap type). */
+function skipRefType(r: Reader): void {
+  const t = r.byte();
+  if (t === 0x63 || t === 0x64) r.skipLeb();
+}
+
+function skipLimits(r: Reader): void {
+  const flags = r.byte();
+  r.u();
+  if (flags & 1) r.u();
+  if (flags & 8) r.u(); // a custom page size
+}
+
+/**
+ * `modules` (core modules by file, before instrumentation) with the
+ * component's one memory imported from the worker's pool; the same object
+ * when the component has none it can pool.
+ */
+export function poolMemory(modules: Record<string, Uint8Array>): Record<string, Uint8Array> {
+  const counts = Object.entries(modules).map(([file, bytes]) => ({
+    file,
+    ...memoryCounts(bytes),
+  }));
+  const owners = counts.filter((c) => c.defined > 0);
+  if (owners.length !== 1 || owners[0].defined !== 1 || owners[0].imported !== 0) return modules;
+  if (counts.some((c) => c.defined + c.imported > 1)) return modules;
+  const out = { ...modules };
+  for (const c of counts) {
+    if (c.defined + c.imported === 0) continue;
+    const rewritten = rewrite(modules[c.file], c.defined === 1);
+    if (rewritten === undefined) return modules;
+    out[c.file] = rewritten;
+  }
+  return out;
+}
+
+/**
+ * One module's memory made the pool's (when it defines it) and its size
+ * and growth made the process's; undefined when it cannot be done.
+ */
+function rewrite(bytes: Uint8Array, owner: boolean): Uint8Array | undefined {
+  B.setDebugInfo(true); // keep the name section: traps then name the function
+  const mod = binaryen.readBinary(bytes);
+  try {
+    const info = mod.getMemoryInfo();
+    if (info.is64) return undefined;
+    if (owner) {
+      let name: string | undefined;
+      for (let i = 0; i < mod.getNumExports(); i++) {
+        const e = binaryen.getExportInfo(mod.getExportByIndex(i));
+        if (e.kind === binaryen.ExternalMemory) name = e.value;
+      }
+      if (name === undefined) return undefined; // no one else can reach it: nothing to gain
+      const limits: PooledMemoryLimits = {
+        initial: info.initial,
+        maximum: info.max ?? null,
+        shared: info.shared,
+      };
+      mod.addMemoryImport(name, POOLED_MEMORY_MODULE, POOLED_IMPORTS.memory, info.shared);
+      mod.addCustomSection(POOLED_MEMORY_SECTION, new TextEncoder().encode(JSON.stringify(limits)));
+    }
+    const { sizes, grows } = sizeAndGrowth(mod);
+    if (sizes.length + grows.length > 0) {
+      mod.addGlobalImport(PAGES, POOLED_MEMORY_MODULE, POOLED_IMPORTS.pages, binaryen.i32, true);
+      addGrow(mod);
+      for (const { slot } of sizes) slot.set(mod.global.get(PAGES, binaryen.i32));
+      // deepest first: a growth inside another's delta is replaced before its parent is read
+      for (const { slot, e } of grows.reverse()) {
+        slot.set(mod.call(GROW, [B.MemoryGrow.getDelta(e)], binaryen.i32));
+      }
+    } else if (!owner) {
+      return bytes;
+    }
+    return mod.emitBinary();
+  } finally {
+    mod.dispose();
+  }
+}
+
+/** Every `memory.size` and `memory.grow` of the module's functions, with the slot it sits in. */
+function sizeAndGrowth(mod: binaryen.Module) {
+  const sizes: { slot: Slot; e: Ref }[] = [];
+  const grows: { slot: Slot; e: Ref }[] = [];
+  for (let i = 0; i < mod.getNumFunctions(); i++) {
+    const f = mod.getFunctionByIndex(i);
+    const fn = binaryen.getFunctionInfo(f);
+    if (fn.module) continue;
+    const body = B._BinaryenFunctionGetBody(f);
+    const stack: Slot[] = [{ ref: body, set: (v) => B._BinaryenFunctionSetBody(f, v) }];
+    while (stack.length > 0) {
+      const slot = stack.pop()!;
+      const e = slot.ref;
+      if (!e) continue;
+      const id = B._BinaryenExpressionGetId(e);
+      if (id === B.MemorySizeId) sizes.push({ slot, e });
+      else if (id === B.MemoryGrowId) grows.push({ slot, e });
+      const children = slotsOf(e);
+      if (!children) {
+        throw new RangeError(
+          `unsupported wasm instruction (binaryen expression id ${id}) in function ${fn.name}`,
+        );
+      }
+      for (const child of children) stack.push(child);
+    }
+  }
+  return { sizes, grows };
+}
+
+/**
+ * `sausage$grow(delta)`: `memory.grow` on the process's size. The real
+ * memory grows only past what an earlier process already grew it to; its
+ * maximum is the module's, so a growth past it fails as it would.
+ */
+function addGrow(mod: binaryen.Module): void {
+  const i32 = binaryen.i32;
+  const delta = () => mod.local.get(0, i32);
+  const wanted = () => mod.local.get(1, i32);
+  const old = () => mod.local.get(2, i32);
+  const fail = () => mod.return(mod.i32.const(-1));
+  mod.addFunction(
+    GROW,
+    binaryen.createType([i32]),
+    i32,
+    [i32, i32],
+    mod.block(null, [
+      mod.local.set(2, mod.global.get(PAGES, i32)),
+      mod.local.set(1, mod.i32.add(old(), delta())),
+      mod.if(mod.i32.lt_u(wanted(), old()), fail()),
+      mod.if(
+        mod.i32.gt_u(wanted(), mod.memory.size()),
+        mod.if(
+          mod.i32.eq(mod.memory.grow(mod.i32.sub(wanted(), mod.memory.size())), mod.i32.const(-1)),
+          fail(),
+        ),
+      ),
+      mod.global.set(PAGES, wanted()),
+      old(),
+    ], i32),
+  );
+}

@@ -1,0 +1,126 @@
+/**
+ * The linear memories of a worker's ended processes, zeroed and kept for the
+ * next instance of a module with the same limits (see
+ * `core/components/pooled_memory.ts` for how a module is made to take one).
+ *
+ * A memory goes back only after a clean exit: after a trap or a kill a
+ * suspended stack of the guest might still run and write to it. It is
+ * zeroed whole, to its real size, so no process sees another's data.
+ *
+ * @example
+ * ```ts
+ * import { ProcessMemory } from "./memory_pool.ts";
+ * const memory = new ProcessMemory(64); // a process limited to 64 MiB
+ * const module = new WebAssembly.Module(new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]));
+ * const instance = new WebAssembly.Instance(module, { ...memory.importsFor(module) });
+ * memory.release(); // after a clean exit: the memory is zeroed and kept
+ * ```
+ *
+ * @module
+ */
+import { POOLED_MEMORY_MODULE, POOLED_MEMORY_SECTION } from "./messages.ts";
+
+/** The limits of a pooled memory, as its module's custom section keeps them. */
+export interface Limits {
+  initial: number;
+  maximum: number | null;
+  shared: boolean;
+}
+
+/** A memory larger than this is dropped at the end of its process, not kept. */
+const KEEP_BYTES = 8 * 2 ** 20;
+/** Memories kept per set of limits: about as many as a worker runs processes at once. */
+const KEEP_COUNT = 32;
+/** Pages of a 32-bit memory. */
+const MAX_PAGES = 65536;
+
+interface PoolImports {
+  limits: Limits | null;
+  pages: boolean;
+}
+const importsOf = new WeakMap<WebAssembly.Module, PoolImports>();
+const kept = new Map<string, WebAssembly.Memory[]>();
+
+function poolImports(module: WebAssembly.Module): PoolImports {
+  let known = importsOf.get(module);
+  if (known === undefined) {
+    const names = WebAssembly.Module.imports(module)
+      .filter((i) => i.module === POOLED_MEMORY_MODULE)
+      .map((i) => i.name);
+    known = {
+      limits: names.includes("memory") ? pooledLimits(module) : null,
+      pages: names.includes("pages"),
+    };
+    importsOf.set(module, known);
+  }
+  return known;
+}
+
+/** The limits of the memory `module` imports from the pool, or null when it imports none. */
+export function pooledLimits(module: WebAssembly.Module): Limits | null {
+  const [section] = WebAssembly.Module.customSections(module, POOLED_MEMORY_SECTION);
+  return section ? JSON.parse(new TextDecoder().decode(section)) as Limits : null;
+}
+
+/** A new memory with limits `l`. */
+export function freshMemory(l: Limits): WebAssembly.Memory {
+  return new WebAssembly.Memory({
+    initial: l.initial,
+    ...(l.maximum === null ? {} : { maximum: l.maximum }),
+    shared: l.shared,
+  } as WebAssembly.MemoryDescriptor);
+}
+
+/** The pooled memory of one process and the size its guest sees. */
+export class ProcessMemory {
+  readonly #capPages: number | undefined;
+  #key = "";
+  #memory: WebAssembly.Memory | undefined;
+  #pages: WebAssembly.Global | undefined;
+
+  /** `memoryMib`: the process's memory limit, which caps the memory's maximum. */
+  constructor(memoryMib?: number) {
+    this.#capPages = memoryMib === undefined ? undefined : memoryMib * 16;
+  }
+
+  /** What `module` imports from the pool, to spread into its imports. */
+  importsFor(module: WebAssembly.Module): WebAssembly.Imports {
+    const wanted = poolImports(module);
+    if (!wanted.limits && !wanted.pages) return {};
+    const out: Record<string, WebAssembly.ImportValue> = {};
+    if (wanted.pages) {
+      out.pages = this.#pages ??= new WebAssembly.Global({ value: "i32", mutable: true }, 0);
+    }
+    if (wanted.limits) {
+      const l = wanted.limits;
+      const declared = l.maximum ?? MAX_PAGES;
+      const maximum = Math.max(l.initial, Math.min(declared, this.#capPages ?? declared));
+      const limits = { ...l, maximum };
+      this.#key = `${l.initial}:${maximum}:${l.shared}`;
+      this.#memory = kept.get(this.#key)?.pop() ?? freshMemory(limits);
+      (this.#pages ??= new WebAssembly.Global({ value: "i32", mutable: true }, 0)).value =
+        l.initial;
+      out.memory = this.#memory;
+    }
+    return { [POOLED_MEMORY_MODULE]: out };
+  }
+
+  /** Bytes the guest sees in its memory; undefined when it has no pooled one. */
+  get bytes(): number | undefined {
+    return this.#memory && this.#pages ? this.#pages.value * 65536 : undefined;
+  }
+
+  /** Zeroes the memory and keeps it for the next process; only after a clean exit. */
+  release(): void {
+    const memory = this.#memory;
+    this.#memory = undefined;
+    if (!memory) return;
+    const buffer = memory.buffer;
+    if (buffer.byteLength > KEEP_BYTES) return;
+    let list = kept.get(this.#key);
+    if (!list) kept.set(this.#key, list = []);
+    if (list.length >= KEEP_COUNT) return;
+    new Uint8Array(buffer).fill(0);
+    list.push(memory);
+  }
+}
