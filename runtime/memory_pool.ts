@@ -28,9 +28,9 @@ export interface Limits {
 }
 
 /** A memory larger than this is dropped at the end of its process, not kept. */
-const KEEP_BYTES = 8 * 2 ** 20;
+const KEEP_BYTES = 4 * 2 ** 20;
 /** Memories kept per set of limits: about as many as a worker runs processes at once. */
-const KEEP_COUNT = 32;
+const KEEP_COUNT = 8;
 /** Pages of a 32-bit memory. */
 const MAX_PAGES = 65536;
 
