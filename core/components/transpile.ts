@@ -1,7 +1,8 @@
 /**
  * Turns a `wasi:cli/command` component into what a plugin worker runs: the
  * JS glue from jco (async instantiation, JSPI for blocking WASI calls) and
- * the component's core modules, instrumented for preemption.
+ * the component's core modules, instrumented for preemption, with their
+ * memory taken from the worker's pool (`pooled_memory.ts`).
  *
  * This is pure computation on bytes; {@linkcode ./cache.ts} stores the result
  * by the component's sha256. It loads jco and binaryen (large), so the cache
