@@ -230,7 +230,10 @@ export class Instance {
         (name) => glue.modules[name],
         wasi,
         (module, imports) => {
-          const timed = { ...profileImports(this, imports), ...this.#memory.importsFor(module) };
+          const pooled = this.#memory.importsFor(module);
+          const timed = pooled
+            ? { ...profileImports(this, imports), ...pooled }
+            : profileImports(this, imports);
           const core = new WebAssembly.Instance(
             module,
             (needsInterrupts(module)

@@ -12,20 +12,18 @@
  * import { ProcessMemory } from "./memory_pool.ts";
  * const memory = new ProcessMemory(64); // a process limited to 64 MiB
  * const module = new WebAssembly.Module(new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]));
- * const instance = new WebAssembly.Instance(module, { ...memory.importsFor(module) });
+ * const instance = new WebAssembly.Instance(module, memory.importsFor(module) ?? {});
  * memory.release(); // after a clean exit: the memory is zeroed and kept
  * ```
  *
  * @module
  */
-import { POOLED_MEMORY_MODULE, POOLED_MEMORY_SECTION } from "./messages.ts";
-
-/** The limits of a pooled memory, as its module's custom section keeps them. */
-export interface Limits {
-  initial: number;
-  maximum: number | null;
-  shared: boolean;
-}
+import {
+  POOLED_IMPORTS,
+  POOLED_MEMORY_MODULE,
+  POOLED_MEMORY_SECTION,
+  type PooledMemoryLimits,
+} from "./messages.ts";
 
 /** A memory larger than this is dropped at the end of its process, not kept. */
 const KEEP_BYTES = 4 * 2 ** 20;
@@ -35,7 +33,7 @@ const KEEP_COUNT = 8;
 const MAX_PAGES = 65536;
 
 interface PoolImports {
-  limits: Limits | null;
+  limits: PooledMemoryLimits | null;
   pages: boolean;
 }
 const importsOf = new WeakMap<WebAssembly.Module, PoolImports>();
@@ -48,8 +46,8 @@ function poolImports(module: WebAssembly.Module): PoolImports {
       .filter((i) => i.module === POOLED_MEMORY_MODULE)
       .map((i) => i.name);
     known = {
-      limits: names.includes("memory") ? pooledLimits(module) : null,
-      pages: names.includes("pages"),
+      limits: names.includes(POOLED_IMPORTS.memory) ? pooledLimits(module) : null,
+      pages: names.includes(POOLED_IMPORTS.pages),
     };
     importsOf.set(module, known);
   }
@@ -57,13 +55,13 @@ function poolImports(module: WebAssembly.Module): PoolImports {
 }
 
 /** The limits of the memory `module` imports from the pool, or null when it imports none. */
-export function pooledLimits(module: WebAssembly.Module): Limits | null {
+export function pooledLimits(module: WebAssembly.Module): PooledMemoryLimits | null {
   const [section] = WebAssembly.Module.customSections(module, POOLED_MEMORY_SECTION);
-  return section ? JSON.parse(new TextDecoder().decode(section)) as Limits : null;
+  return section ? JSON.parse(new TextDecoder().decode(section)) as PooledMemoryLimits : null;
 }
 
 /** A new memory with limits `l`. */
-export function freshMemory(l: Limits): WebAssembly.Memory {
+export function freshMemory(l: PooledMemoryLimits): WebAssembly.Memory {
   return new WebAssembly.Memory({
     initial: l.initial,
     ...(l.maximum === null ? {} : { maximum: l.maximum }),
@@ -83,24 +81,21 @@ export class ProcessMemory {
     this.#capPages = memoryMib === undefined ? undefined : memoryMib * 16;
   }
 
-  /** What `module` imports from the pool, to spread into its imports. */
-  importsFor(module: WebAssembly.Module): WebAssembly.Imports {
+  /** What `module` imports from the pool, to add to its imports; undefined when nothing. */
+  importsFor(module: WebAssembly.Module): WebAssembly.Imports | undefined {
     const wanted = poolImports(module);
-    if (!wanted.limits && !wanted.pages) return {};
+    if (!wanted.limits && !wanted.pages) return undefined;
+    const pages = this.#pages ??= new WebAssembly.Global({ value: "i32", mutable: true }, 0);
     const out: Record<string, WebAssembly.ImportValue> = {};
-    if (wanted.pages) {
-      out.pages = this.#pages ??= new WebAssembly.Global({ value: "i32", mutable: true }, 0);
-    }
+    if (wanted.pages) out[POOLED_IMPORTS.pages] = pages;
     if (wanted.limits) {
       const l = wanted.limits;
       const declared = l.maximum ?? MAX_PAGES;
       const maximum = Math.max(l.initial, Math.min(declared, this.#capPages ?? declared));
-      const limits = { ...l, maximum };
       this.#key = `${l.initial}:${maximum}:${l.shared}`;
-      this.#memory = kept.get(this.#key)?.pop() ?? freshMemory(limits);
-      (this.#pages ??= new WebAssembly.Global({ value: "i32", mutable: true }, 0)).value =
-        l.initial;
-      out.memory = this.#memory;
+      this.#memory = kept.get(this.#key)?.pop() ?? freshMemory({ ...l, maximum });
+      pages.value = l.initial; // the guest's size, whatever the memory's real one
+      out[POOLED_IMPORTS.memory] = this.#memory;
     }
     return { [POOLED_MEMORY_MODULE]: out };
   }

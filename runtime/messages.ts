@@ -35,6 +35,15 @@ export const INTERRUPT_MODULE = "sausage";
 export const POOLED_MEMORY_MODULE = "sausage$memory";
 /** The custom section that keeps the limits of that memory. */
 export const POOLED_MEMORY_SECTION = "sausage:memory";
+/** The import names under {@linkcode POOLED_MEMORY_MODULE}: the memory and the guest's size of it. */
+export const POOLED_IMPORTS = { memory: "memory", pages: "pages" } as const;
+
+/** The limits of a pooled memory, as the owning module's custom section keeps them. */
+export interface PooledMemoryLimits {
+  initial: number;
+  maximum: number | null;
+  shared: boolean;
+}
 
 /**
  * The filesystem of a world process: the world folder at `/`, the host's

@@ -10,11 +10,11 @@
  * @module
  */
 import { coreModuleFile } from "../../core/components/direct_link.ts";
-import { freshMemory, type Limits, pooledLimits } from "../../runtime/memory_pool.ts";
-import { POOLED_MEMORY_MODULE } from "../../runtime/messages.ts";
+import { freshMemory, pooledLimits } from "../../runtime/memory_pool.ts";
+import { POOLED_MEMORY_MODULE, type PooledMemoryLimits } from "../../runtime/messages.ts";
 
 /** What each import of a bare instance gets. */
-type Source = "noop" | "cell" | "pages" | "interrupts" | "memory" | "table" | Limits;
+type Source = "noop" | "cell" | "pages" | "interrupts" | "memory" | "table" | PooledMemoryLimits;
 
 /** The modules in an order that links, and the source of each of their imports. */
 export interface BarePlan {

@@ -19,75 +19,20 @@
  * @module
  */
 import binaryen from "binaryen";
-import { POOLED_MEMORY_MODULE, POOLED_MEMORY_SECTION } from "../../runtime/messages.ts";
+import {
+  POOLED_IMPORTS,
+  POOLED_MEMORY_MODULE,
+  POOLED_MEMORY_SECTION,
+  type PooledMemoryLimits,
+} from "../../runtime/messages.ts";
 import { type Ref, type Slot, slotsOf } from "./expressions.ts";
-import { Reader } from "./wasm_sections.ts";
+import { memoryCounts } from "./wasm_sections.ts";
 
 // deno-lint-ignore no-explicit-any
 const B = binaryen as any;
 
-/** The limits of a pooled memory, as the owning module's custom section keeps them. */
-export interface PooledMemoryLimits {
-  initial: number;
-  maximum: number | null;
-  shared: boolean;
-}
-
-/** The import names under {@linkcode POOLED_MEMORY_MODULE}. */
-export const POOLED_IMPORTS = { memory: "memory", pages: "pages" } as const;
-
 const PAGES = "sausage$pages";
 const GROW = "sausage$grow";
-
-/** Memories a module defines and imports, read from its sections. */
-export function memoryCounts(bytes: Uint8Array): { defined: number; imported: number } {
-  const r = new Reader(bytes, 8);
-  let defined = 0;
-  let imported = 0;
-  while (r.at < bytes.length) {
-    const id = r.byte();
-    const size = r.u();
-    const end = r.at + size;
-    if (id === 5) defined = new Reader(bytes, r.at).u();
-    if (id === 2) {
-      const s = new Reader(bytes, r.at);
-      for (let n = s.u(); n > 0; n--) {
-        s.name();
-        s.name();
-        const kind = s.byte();
-        if (kind === 0) s.u();
-        else if (kind === 1) {
-          skipRefType(s);
-          skipLimits(s);
-        } else if (kind === 2) {
-          imported++;
-          skipLimits(s);
-        } else if (kind === 3) {
-          skipRefType(s);
-          s.byte();
-        } else if (kind === 4) {
-          s.byte();
-          s.u();
-        } else throw new RangeError(`an import of unknown kind ${kind}`);
-      }
-    }
-    r.at = end;
-  }
-  return { defined, imported };
-}
-
-/** Skips a value type (a reference type may name its heap type). */
-function skipRefType(r: Reader): void {
-  const t = r.byte();
-  if (t === 0x63 || t === 0x64) r.skipLeb();
-}
-
-function skipLimits(r: Reader): void {
-  const flags = r.byte();
-  r.u();
-  if (flags & 1) r.u();
-  if (flags & 8) r.u(); // a custom page size
-}
 
 /**
  * `modules` (core modules by file, before instrumentation) with the

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import binaryen from "binaryen";
-import { memoryCounts, poolMemory } from "./pooled_memory.ts";
+import { poolMemory } from "./pooled_memory.ts";
+import { memoryCounts } from "./wasm_sections.ts";
 import { ProcessMemory } from "../../runtime/memory_pool.ts";
 
 const wasm = (text: string) => {
@@ -32,7 +33,7 @@ interface Exports {
 }
 
 function start(modules: Record<string, WebAssembly.Module>, memory: ProcessMemory) {
-  const main = new WebAssembly.Instance(modules.main, memory.importsFor(modules.main));
+  const main = new WebAssembly.Instance(modules.main, memory.importsFor(modules.main) ?? {});
   const adapter = new WebAssembly.Instance(modules.adapter, {
     env: { memory: main.exports.memory },
     ...memory.importsFor(modules.adapter),

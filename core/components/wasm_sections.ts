@@ -16,7 +16,7 @@
  */
 
 /** Section IDs of the binary format. */
-export const SECTION = { table: 4, memory: 5, export: 7 } as const;
+export const SECTION = { import: 2, table: 4, memory: 5, export: 7 } as const;
 
 /** A cursor over the bytes of a module or a section. */
 export class Reader {
@@ -63,6 +63,76 @@ export function leb(value: number, out: number[]): void {
   } while (value > 0);
 }
 
+/** The sections of `module` in order: ID, contents, and where each begins and ends. */
+export function* sections(
+  module: Uint8Array,
+): Generator<{ id: number; body: Uint8Array; start: number; end: number }> {
+  const r = new Reader(module, 8);
+  while (r.at < module.length) {
+    const start = r.at;
+    const id = r.byte();
+    const size = r.u();
+    const body = module.subarray(r.at, r.at + size);
+    if (body.length !== size) throw new RangeError("a section runs past the end of the module");
+    r.at += size;
+    yield { id, body, start, end: r.at };
+  }
+}
+
+/**
+ * Memories `module` defines and imports.
+ *
+ * @example
+ * ```ts
+ * import { memoryCounts } from "./wasm_sections.ts";
+ * const moduleBytes = await Deno.readFile("plugin.core.wasm"); // a main module
+ * console.log(memoryCounts(moduleBytes)); // { defined: 1, imported: 0 }
+ * ```
+ */
+export function memoryCounts(module: Uint8Array): { defined: number; imported: number } {
+  let defined = 0;
+  let imported = 0;
+  for (const { id, body } of sections(module)) {
+    if (id === SECTION.memory) defined = new Reader(body).u();
+    if (id !== SECTION.import) continue;
+    const r = new Reader(body);
+    for (let n = r.u(); n > 0; n--) {
+      r.name();
+      r.name();
+      const kind = r.byte();
+      if (kind === 0) r.u(); // a function: its type
+      else if (kind === 1) { // a table: its element type and limits
+        skipValueType(r);
+        skipLimits(r);
+      } else if (kind === 2) {
+        imported++;
+        skipLimits(r);
+      } else if (kind === 3) { // a global: its type and mutability
+        skipValueType(r);
+        r.byte();
+      } else if (kind === 4) { // a tag: its attribute and type
+        r.byte();
+        r.u();
+      } else throw new RangeError(`an import of unknown kind ${kind}`);
+    }
+  }
+  return { defined, imported };
+}
+
+/** Skips a value type (a reference type may name its heap type). */
+function skipValueType(r: Reader): void {
+  const t = r.byte();
+  if (t === 0x63 || t === 0x64) r.skipLeb();
+}
+
+/** Skips the limits of a memory or table. */
+function skipLimits(r: Reader): void {
+  const flags = r.byte();
+  r.u();
+  if (flags & 1) r.u();
+  if (flags & 8) r.u(); // a custom page size
+}
+
 /**
  * `module` with each section that `rewrite` gives new contents for replaced
  * by them (`rewrite` gets the section's ID and contents, and returns
@@ -73,18 +143,11 @@ export function rewriteSections(
   rewrite: (id: number, body: Uint8Array) => number[] | undefined,
 ): Uint8Array {
   const parts: Uint8Array[] = [module.subarray(0, 8)];
-  const r = new Reader(module, 8);
   let changed = false;
-  while (r.at < module.length) {
-    const start = r.at;
-    const id = r.byte();
-    const size = r.u();
-    const body = module.subarray(r.at, r.at + size);
-    if (body.length !== size) throw new RangeError("a section runs past the end of the module");
-    r.at += size;
+  for (const { id, body, start, end } of sections(module)) {
     const content = rewrite(id, body);
     if (content === undefined) {
-      parts.push(module.subarray(start, r.at));
+      parts.push(module.subarray(start, end));
       continue;
     }
     const header = [id];
