@@ -69,6 +69,29 @@ Deno.test("core/embedded.ts names what the compile task includes, and each exist
   }
 });
 
+Deno.test("the sausage task downloads before the console starts, and runs it quietly", async () => {
+  // from source, Deno draws download progress on stderr when a worker first loads its npm
+  // packages, and clears that line when done, which erases the console's prompt: so the task
+  // caches the module graphs of main.ts and of every worker first, then runs with --quiet
+  const config = JSON.parse(await Deno.readTextFile(join(CHECKOUT, "deno.json")));
+  const [cache, run] = (config.tasks.sausage as string).split(" && ");
+  const cacheArgs = cache.split(/\s+/);
+  assert.deepEqual(cacheArgs.slice(0, 2), ["deno", "cache"]);
+  const entries = [
+    embedded.MAIN,
+    embedded.PLUGIN_WORKER,
+    embedded.TRANSPILE_WORKER,
+    embedded.CARGO_WORKER,
+  ];
+  for (const entry of entries) {
+    const path = relativePath(entry);
+    assert.ok(cacheArgs.includes(path), `the sausage task does not cache ${path}: add it`);
+  }
+  const runArgs = run?.split(/\s+/) ?? [];
+  assert.deepEqual(runArgs.slice(0, 3), ["deno", "run", "--quiet"], `then it runs: ${run}`);
+  assert.equal(runArgs.at(-1), relativePath(embedded.MAIN));
+});
+
 /** One module of `deno info --json`. */
 interface InfoModule {
   specifier: string;
