@@ -9,14 +9,8 @@
  */
 import { join } from "node:path";
 import type { Figure } from "../figures.ts";
-import {
-  call,
-  createWorld,
-  removeWorld,
-  REPO_ROOT,
-  startHost,
-  TEST_CACHE_DIR,
-} from "../fixture.ts";
+import { Host } from "../../core/host.ts";
+import { call, createWorld, removeWorld, REPO_ROOT, TEST_CACHE_DIR } from "../fixture.ts";
 import { pick, type Section } from "../section.ts";
 import { summarize } from "../stats.ts";
 
@@ -94,7 +88,12 @@ export const ready: Section = {
       const first: number[] = [];
       for (let i = 0; i < warmup + runs; i++) {
         const t0 = performance.now();
-        const host = await startHost(root);
+        // as a user's start: the shipped agent installed, the discovery left to run
+        const host = await Host.start({
+          world: root,
+          cacheDir: TEST_CACHE_DIR,
+          onNote: (text) => console.error(`sausage: ${text}`),
+        });
         await host.servicesStarted;
         const t1 = performance.now();
         await call(host.client("console"), "probe.echo", {});
