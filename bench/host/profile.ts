@@ -201,7 +201,10 @@ export async function profileCalls(
       await settle(() => takeMarks(), fromWorkers, imports);
       const micros = await once();
       const main: Mark[] = [];
-      const spawned = () => main.filter((m) => m.stage === "m.spawn").map((m) => m.pid);
+      // P and Q are probe's; another process may start meanwhile (pinger's discovery, when the
+      // watcher sees it after the start)
+      const spawned = () =>
+        main.filter((m) => m.stage === "m.spawn" && m.pid.startsWith("probe-")).map((m) => m.pid);
       // both processes have ended, and their workers' marks have arrived
       const done = () => {
         main.push(...takeMarks());
