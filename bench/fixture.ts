@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { join } from "node:path";
 import type { Client } from "../core/client.ts";
 import { Host, type HostOptions } from "../core/host.ts";
 import { initWorld } from "../core/init.ts";
@@ -35,6 +36,15 @@ export async function removeWorld(root: string): Promise<void> {
   await Deno.remove(root, { recursive: true }).catch(() => {});
 }
 
+/** A bench host's options on `root`: the test cache, notes on stderr. */
+export function hostOptions(root: string): HostOptions {
+  return {
+    world: root,
+    cacheDir: TEST_CACHE_DIR,
+    onNote: (text) => console.error(`sausage: ${text}`),
+  };
+}
+
 /**
  * Starts a host on a world, with the test cache, and waits until it has
  * discovered the world's plugins. The shipped agent is not installed unless
@@ -42,13 +52,7 @@ export async function removeWorld(root: string): Promise<void> {
  * transpile, seconds of a core) would run beside the first measurements.
  */
 export async function startHost(root: string, options: Partial<HostOptions> = {}): Promise<Host> {
-  const host = await Host.start({
-    world: root,
-    cacheDir: TEST_CACHE_DIR,
-    onNote: (text) => console.error(`sausage: ${text}`),
-    installAgent: false,
-    ...options,
-  });
+  const host = await Host.start({ ...hostOptions(root), installAgent: false, ...options });
   await host.discovered;
   return host;
 }
@@ -60,14 +64,26 @@ export interface BenchWorld {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** Creates a world and starts a host on it. */
+/** Puts `wasm` (a built component) in a world as `plugins/<name>/plugin.wasm`. */
+export async function installWasm(root: string, name: string, wasm: string): Promise<void> {
+  await Deno.mkdir(join(root, "plugins", name), { recursive: true });
+  await Deno.copyFile(wasm, join(root, "plugins", name, "plugin.wasm"));
+}
+
+/**
+ * Creates a world and starts a host on it: `plugins` are test crates by
+ * world name, `wasm` built components by world name, all in place before
+ * the host starts (so that their discovery is over before it measures).
+ */
 export async function benchWorld(
   plugins: Record<string, string>,
   options: Partial<HostOptions> = {},
+  wasm: Record<string, string> = {},
 ): Promise<BenchWorld> {
   const root = await createWorld(plugins);
   let host: Host;
   try {
+    for (const [name, path] of Object.entries(wasm)) await installWasm(root, name, path);
     host = await startHost(root, options);
   } catch (e) {
     await removeWorld(root);

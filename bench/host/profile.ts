@@ -10,7 +10,6 @@
  *
  * @module
  */
-import { join } from "node:path";
 import { summarize } from "../stats.ts";
 import type { Client } from "../../core/client.ts";
 import type { Figure } from "../figures.ts";
@@ -178,11 +177,7 @@ export async function profileCalls(
     imports.push(...e.data.imports);
   };
   try {
-    await using w = await benchWorld({ probe: "probe" });
-    if (pinger) {
-      await Deno.mkdir(join(w.root, "plugins", "pinger"), { recursive: true });
-      await Deno.copyFile(pinger, join(w.root, "plugins", "pinger", "plugin.wasm"));
-    }
+    await using w = await benchWorld({ probe: "probe" }, {}, pinger ? { pinger } : {});
     const client = w.host.client("console");
     const once = async () => {
       const result = await call(client, "probe.call", { method: "probe.echo", params: {} }) as {
@@ -201,8 +196,7 @@ export async function profileCalls(
       await settle(() => takeMarks(), fromWorkers, imports);
       const micros = await once();
       const main: Mark[] = [];
-      // P and Q are probe's; another process may start meanwhile (pinger's discovery, when the
-      // watcher sees it after the start)
+      // P and Q are probe's, whatever else starts meanwhile (a service, a discovery)
       const spawned = () =>
         main.filter((m) => m.stage === "m.spawn" && m.pid.startsWith("probe-")).map((m) => m.pid);
       // both processes have ended, and their workers' marks have arrived

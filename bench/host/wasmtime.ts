@@ -17,10 +17,9 @@
  *
  * @module
  */
-import { join } from "node:path";
 import { summarize } from "../stats.ts";
 import type { Figure } from "../figures.ts";
-import { call, CallFailed, createWorld, removeWorld, startHost } from "../fixture.ts";
+import { benchWorld, call, CallFailed } from "../fixture.ts";
 import { pick, type Section } from "../section.ts";
 import { plugin as sdkPlugin } from "../../sdk/build.ts";
 import {
@@ -116,20 +115,11 @@ export const wasmtime: Section = {
     const probeWasm = await testPlugin("probe");
     const sdkWasm = await sdkPlugin("probe");
 
-    const root = await createWorld({ probe: "probe" });
-    await install(root, "sdkprobe", sdkWasm);
-    if ("path" in pingerBuild) await install(root, "pinger", pingerBuild.path);
-    const host = await startHost(root).catch(async (e) => {
-      await removeWorld(root);
-      throw e;
+    await using w = await benchWorld({ probe: "probe" }, {}, {
+      sdkprobe: sdkWasm,
+      ...("path" in pingerBuild ? { pinger: pingerBuild.path } : {}),
     });
-    await using _world = {
-      async [Symbol.asyncDispose]() {
-        await host.shutdown();
-        await removeWorld(root);
-      },
-    };
-    const client = host.client("console");
+    const client = w.host.client("console");
 
     const kinds: Kind[] = [
       {
@@ -377,9 +367,4 @@ function goalOf(key: string): Pick<Figure, "goal"> {
   if (key === "raw" || key === "sdk") return { goal: { op: "<=", value: RATIO_GOAL } };
   if (key === "console") return { goal: { op: "<=", value: CONSOLE_RATIO_GOAL } };
   return {};
-}
-
-async function install(root: string, name: string, wasm: string): Promise<void> {
-  await Deno.mkdir(join(root, "plugins", name), { recursive: true });
-  await Deno.copyFile(wasm, join(root, "plugins", name, "plugin.wasm"));
 }
