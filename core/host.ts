@@ -76,6 +76,12 @@ export interface HostOptions {
    */
   prepareAhead?: boolean;
   /**
+   * Run a process on an instance an earlier process of its version left,
+   * put back as linking left it (default true; the benchmark turns it off
+   * to measure what it saves).
+   */
+  reuseInstances?: boolean;
+  /**
    * Put a process called by another on its caller's worker, so that its
    * answer needs no hop through the host's thread (default true; the
    * benchmark turns it off to measure what it saves).
@@ -186,6 +192,7 @@ export class Host {
       crashMarker: options.supervision?.crashMarker,
       prepareAhead: options.prepareAhead,
       nearCaller: options.nearCaller,
+      reuseInstances: options.reuseInstances,
     });
     this.clientCode = new ClientCode({
       cacheDir: options.cacheDir,

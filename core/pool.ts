@@ -123,12 +123,20 @@ export interface PoolOptions {
    * saves).
    */
   nearCaller?: boolean;
+  /**
+   * Run a process on an instance an earlier process of its version left,
+   * put back as linking left it (`runtime/linked.ts`; default: true; the
+   * benchmark turns it off to measure what it saves).
+   */
+  reuseInstances?: boolean;
 }
 
 /** How processes started: on an instance linked ahead, or linked at their spawn. */
 export interface StartCounts {
   ahead: number;
   cold: number;
+  /** Of all starts, those on a component an earlier process of the version left. */
+  reused: number;
 }
 
 /** The open-file limit of the host and where it was found. */
@@ -252,7 +260,7 @@ class PluginWorker {
 
   constructor(
     index: number,
-    budgets: { files: number; sockets: number },
+    budgets: { files: number; sockets: number; reuse: boolean },
     permissions: WorkerPermissions,
     onMessage: (m: FromWorker) => void,
     onCrash: (message: string) => void,
@@ -306,6 +314,7 @@ class PluginWorker {
       files: this.files.buffer,
       fileBudget: budgets.files,
       socketBudget: budgets.sockets,
+      ...(budgets.reuse ? {} : { reuse: false }),
       ...(profiling() ? { profile: true } : {}),
     });
   }
@@ -371,10 +380,16 @@ export class WorkerPool {
     & Required<
       Omit<
         PoolOptions,
-        "onFault" | "onCrash" | "files" | "crashMarker" | "prepareAhead" | "nearCaller"
+        | "onFault"
+        | "onCrash"
+        | "files"
+        | "crashMarker"
+        | "prepareAhead"
+        | "nearCaller"
+        | "reuseInstances"
       >
     >
-    & { prepareAhead: boolean; nearCaller: boolean }
+    & { prepareAhead: boolean; nearCaller: boolean; reuseInstances: boolean }
     & Pick<PoolOptions, "onFault" | "onCrash" | "files" | "crashMarker">;
   readonly #workers: PluginWorker[] = [];
   readonly #processes = new Map<string, Running>();
@@ -386,7 +401,7 @@ export class WorkerPool {
   /** The host's open-file limit the budget comes from. */
   readonly openFiles: OpenFileLimit;
   #closed = false;
-  readonly #starts: StartCounts = { ahead: 0, cold: 0 };
+  readonly #starts: StartCounts = { ahead: 0, cold: 0, reused: 0 };
   #answersInWorker = 0;
   #aheadTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -398,6 +413,7 @@ export class WorkerPool {
       maxSize: Math.max(size, options.maxSize ?? size * 4),
       prepareAhead: options.prepareAhead ?? true,
       nearCaller: options.nearCaller ?? true,
+      reuseInstances: options.reuseInstances ?? true,
     };
     this.openFiles = openFileLimit();
     this.#fileBudget = Math.max(
@@ -579,7 +595,11 @@ export class WorkerPool {
   #addWorker(): PluginWorker {
     const worker: PluginWorker = new PluginWorker(
       this.#nextIndex++,
-      { files: this.#fileBudget, sockets: this.#socketBudget },
+      {
+        files: this.#fileBudget,
+        sockets: this.#socketBudget,
+        reuse: this.#options.reuseInstances,
+      },
       this.#options.permissions,
       (m) => this.#onMessage(worker, m),
       (message) => this.#crashed(worker, message),
@@ -722,8 +742,9 @@ export class WorkerPool {
         if (!p) break;
         this.#processes.delete(message.pid);
         p.worker.releaseCell(p.cell);
-        const { t: _t, pid: _pid, ahead, ...report } = message;
+        const { t: _t, pid: _pid, ahead, reused, ...report } = message;
         this.#starts[ahead ? "ahead" : "cold"]++;
+        if (reused) this.#starts.reused++;
         if (report.reason === "killed" && p.killedFor !== undefined) report.detail = p.killedFor;
         p.events.exit(report);
         this.#prepareAhead(p);

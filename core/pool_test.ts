@@ -76,16 +76,24 @@ Deno.test("a kill in the turn of the spawn ends the process killed, before its r
   assert.deepEqual(next.out, [{ jsonrpc: "2.0", id: "p-3", result: { id: "p-3" } }]);
 });
 
+/** The starts linked ahead and at the spawn (reuse is `tests/reuse_test.ts`'s). */
+function startCounts(pool: WorkerPool): { ahead: number; cold: number } {
+  const { ahead, cold } = pool.starts;
+  return { ahead, cold };
+}
+
 Deno.test("once a process ended, the next of its version starts on an instance linked ahead", async () => {
   await using p = await probePool();
   await p.run("p-4", (pool) => pool.write("p-4", request("p-4", "echo")));
   await new Promise((r) => setTimeout(r, 30)); // linked ahead while idle
   const ahead = await p.run("p-5", (pool) => pool.write("p-5", request("p-5", "echo")));
   assert.deepEqual(ahead.out, [{ jsonrpc: "2.0", id: "p-5", result: { id: "p-5" } }]);
-  assert.deepEqual(p.pool.starts, { ahead: 1, cold: 1 });
-  // a version that is unloaded drops it: the next process links at its spawn
+  assert.deepEqual(startCounts(p.pool), { ahead: 1, cold: 1 });
+  // a version that is unloaded drops it, and what p-5 left: the next process links at its spawn
+  const reused = p.pool.starts.reused;
   p.pool.unload(p.hash);
   const cold = await p.run("p-6", (pool) => pool.write("p-6", request("p-6", "echo")));
   assert.deepEqual(cold.out, [{ jsonrpc: "2.0", id: "p-6", result: { id: "p-6" } }]);
-  assert.deepEqual(p.pool.starts, { ahead: 1, cold: 2 });
+  assert.deepEqual(startCounts(p.pool), { ahead: 1, cold: 2 });
+  assert.equal(p.pool.starts.reused, reused, "p-6 ran on an instance of its own");
 });

@@ -10,7 +10,6 @@ import {
   type ExitReport,
   type FromWorker,
   Interrupt,
-  INTERRUPT_MODULE,
   LAYER_PROC,
   LAYER_RUN,
   LAYER_WORLD,
@@ -42,17 +41,10 @@ import { InputStream, ioImports, OutputStream } from "./wasi/io.ts";
 import { NETWORK_INTERFACES, networkImports, releaseNetwork } from "./wasi/network.ts";
 import { randomImports } from "./wasi/random.ts";
 import { ProcessMemory } from "./memory_pool.ts";
-import { mark, profileImports, profileSource, sendProfile } from "./profile.ts";
+import { mark, profileSource, sendProfile } from "./profile.ts";
+import { type Glue, keepLinked, LinkedComponent, takeLinked, type Wasi } from "./linked.ts";
 
-/** The jco glue of one component version, loaded once per worker. */
-export interface Glue {
-  instantiate(
-    getCoreModule: (name: string) => WebAssembly.Module,
-    imports: Record<string, unknown>,
-    instantiateCore: (module: WebAssembly.Module, imports: Record<string, unknown>) => unknown,
-  ): Promise<{ run: { run(): Promise<void> } }>;
-  modules: Record<string, WebAssembly.Module>;
-}
+export type { Glue } from "./linked.ts";
 
 type Spawn = Extract<ToWorker, { t: "spawn" }>;
 
@@ -74,22 +66,14 @@ export interface InstanceHost {
   cells: Int32Array;
   /** The synchronous channel to the layers the host serves. */
   files: SyncChannel;
+  /** Whether a process may run on an instance an earlier one left (`linked.ts`). */
+  reuse: boolean;
   /** The outbox of the process of `owner` (its ID is read when something is sent). */
   output(owner: { readonly pid: string }): OutputPort;
   raw(pid: string, fd: 1 | 2, bytes: Uint8Array): void;
   /** Sends everything batched so far (before an exit report). */
   flush(): void;
   post(message: FromWorker): void;
-}
-
-const usesInterrupts = new WeakMap<WebAssembly.Module, boolean>();
-function needsInterrupts(module: WebAssembly.Module): boolean {
-  let known = usesInterrupts.get(module);
-  if (known === undefined) {
-    known = WebAssembly.Module.imports(module).some((i) => i.module === INTERRUPT_MODULE);
-    usesInterrupts.set(module, known);
-  }
-  return known;
 }
 
 const MIB = 2 ** 20;
@@ -113,12 +97,16 @@ const FAILED_ALLOCATION_START = "memory allocation of ";
  * process yet, which a worker does ahead, while it is idle, for a version it
  * expects to run again; {@linkcode Instance.claim} gives it its process ID
  * when the spawn arrives; {@linkcode Instance.run} gives it the rest (the
- * environment, arguments and folders) and runs `wasi:cli/run`. An instance
- * serves one process only, made ahead or not.
+ * environment, arguments and folders) and runs `wasi:cli/run`. The
+ * component it runs may have served an earlier process of its version, put
+ * back as linking left it (`linked.ts`).
  */
 export class Instance {
   readonly #host: InstanceHost;
-  readonly #control: InstanceControl;
+  /** Which linked components may serve this process: its version and limits. */
+  readonly #key: string;
+  /** Its own until it takes a linked component's, which moves to its cell. */
+  #control: InstanceControl;
   readonly #kill = new AbortController();
   readonly #stdin: StdinSource;
   readonly #stdout: MessageLineSink | RawSink;
@@ -126,27 +114,29 @@ export class Instance {
   readonly #limits: ProcessLimits | undefined;
   /** What `wasi:cli` answers; the spawn gives the environment, arguments and folder. */
   #cli: CliContext | undefined;
-  /** The core instances of the component, to find its memories after a trap. */
-  readonly #cores: WebAssembly.Instance[] = [];
-  /** The memory it took from the worker's pool, given back after a clean exit. */
-  readonly #memory: ProcessMemory;
+  /** The component it runs, linked for it or kept from an earlier process. */
+  #linked: LinkedComponent | undefined;
+  /** The memory it took from the worker's pool (or its component's), given back after a clean exit. */
+  #memory: ProcessMemory;
   /** The last stderr line that named a failed allocation (Rust's, before it aborts). */
   #failedAllocation = "";
   #pid = "";
   #exited = false;
   #files: object | undefined;
   #network: Record<string, Record<string, unknown>> | undefined;
-  #component: { run: { run(): Promise<void> } } | undefined;
   #failure: unknown;
   #prepared = false;
   #preparing: Promise<void> | undefined;
   /** Linking had begun when the process claimed it (for the host's counts). */
   #linkedAhead = false;
+  /** It runs a component an earlier process left (for the host's counts). */
+  #reused = false;
   /** Called once when the process has ended and its exit was reported. */
   onExit?: () => void;
 
   constructor(preparation: Preparation, host: InstanceHost) {
     this.#host = host;
+    this.#key = `${preparation.hash} ${JSON.stringify(preparation.limits ?? null)}`;
     this.#control = { cell: preparation.cell, running: false, killed: null };
     Atomics.store(host.cells, preparation.cell, Interrupt.None);
     const limits = this.#limits = preparation.limits;
@@ -211,7 +201,7 @@ export class Instance {
         stdout: new OutputStream(this.#stdout),
         stderr: new OutputStream(this.#stderr),
       };
-      const wasi = {
+      const wasi: Wasi = {
         ...cliImports(cli),
         ...ioImports(),
         ...clocksImports({ onTimer: () => this.#host.scheduler.turn(), kill: this.#kill.signal }),
@@ -225,29 +215,36 @@ export class Instance {
           get: () => (this.#network ??= this.#makeNetwork())[name],
         });
       }
-      const sausage = this.#host.scheduler.imports(this.#control);
-      this.#component = await glue.instantiate(
-        (name) => glue.modules[name],
+      const kept = this.#exited || !this.#host.reuse ? undefined : takeLinked(this.#key);
+      if (kept && this.#serveFrom(kept, wasi)) return;
+      this.#linked = await LinkedComponent.link(glue, {
+        key: this.#key,
+        scheduler: this.#host.scheduler,
         wasi,
-        (module, imports) => {
-          const pooled = this.#memory.importsFor(module);
-          const timed = pooled
-            ? { ...profileImports(this, imports), ...pooled }
-            : profileImports(this, imports);
-          const core = new WebAssembly.Instance(
-            module,
-            (needsInterrupts(module)
-              ? { ...timed, [INTERRUPT_MODULE]: sausage }
-              : timed) as WebAssembly.Imports,
-          );
-          this.#cores.push(core);
-          return core;
-        },
-      );
+        control: this.#control,
+        memory: this.#memory,
+        owner: this,
+        reuse: this.#host.reuse,
+      });
     } catch (e) {
       this.#failure = e;
+    } finally {
+      this.#prepared = true;
     }
-    this.#prepared = true;
+  }
+
+  /** Runs this process on `kept`, a component an earlier process left; false when it cannot. */
+  #serveFrom(kept: LinkedComponent, wasi: Wasi): boolean {
+    try {
+      this.#control = kept.serve(wasi, this.#control.cell, this);
+    } catch {
+      kept.memory.release();
+      return false;
+    }
+    this.#linked = kept;
+    this.#memory = kept.memory;
+    this.#reused = true;
+    return true;
   }
 
   #makeNetwork(): Record<string, Record<string, unknown>> {
@@ -279,7 +276,7 @@ export class Instance {
       if (this.#control.killed !== null) throw new KilledSignal(this.#control.killed);
       this.#control.running = true;
       mark(this.#pid, "w.run");
-      await this.#component!.run.run();
+      await this.#linked!.component.run.run();
       mark(this.#pid, "w.returned");
       report = { status: 0, reason: "exited" };
     } catch (e) {
@@ -410,7 +407,7 @@ export class Instance {
     // a pooled memory may be larger than what its guest sees
     let largest = this.#memory.bytes ?? 0;
     if (this.#memory.bytes === undefined) {
-      for (const core of this.#cores) {
+      for (const core of this.#linked?.cores ?? []) {
         for (const value of Object.values(core.exports)) {
           if (value instanceof WebAssembly.Memory) {
             largest = Math.max(largest, value.buffer.byteLength);
@@ -436,16 +433,21 @@ export class Instance {
       this.#stdout.finish();
       this.#stderr.finish();
     }
-    // a trap or a kill may leave a suspended stack that could still write to its memory
-    if (report.reason === "exited") this.#memory.release();
     this.#host.flush();
     this.#host.post({
       t: "exit",
       pid: this.#pid,
       ...report,
       ...(this.#linkedAhead ? { ahead: true } : {}),
+      ...(this.#reused ? { reused: true } : {}),
     });
     sendProfile();
+    // after the exit is posted; a trap or a kill may leave a suspended stack
+    // that could still write to the memory, so only a clean exit gives it back
+    if (report.reason === "exited") {
+      if (this.#linked) keepLinked(this.#linked);
+      else this.#memory.release();
+    }
     this.onExit?.();
   }
 }

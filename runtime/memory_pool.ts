@@ -75,6 +75,9 @@ export class ProcessMemory {
   #key = "";
   #memory: WebAssembly.Memory | undefined;
   #pages: WebAssembly.Global | undefined;
+  #initialPages = 0;
+  /** What linking wrote to the memory (its data segments): from `at`, `bytes`. */
+  #image: { at: number; bytes: Uint8Array } | undefined;
 
   /** `memoryMib`: the process's memory limit, which caps the memory's maximum. */
   constructor(memoryMib?: number) {
@@ -94,7 +97,7 @@ export class ProcessMemory {
       const maximum = Math.max(l.initial, Math.min(declared, this.#capPages ?? declared));
       this.#key = `${l.initial}:${maximum}:${l.shared}`;
       this.#memory = kept.get(this.#key)?.pop() ?? freshMemory({ ...l, maximum });
-      pages.value = l.initial; // the guest's size, whatever the memory's real one
+      pages.value = this.#initialPages = l.initial; // the guest's size, whatever the real one
       out[POOLED_IMPORTS.memory] = this.#memory;
     }
     return { [POOLED_MEMORY_MODULE]: out };
@@ -103,6 +106,41 @@ export class ProcessMemory {
   /** Bytes the guest sees in its memory; undefined when it has no pooled one. */
   get bytes(): number | undefined {
     return this.#memory && this.#pages ? this.#pages.value * 65536 : undefined;
+  }
+
+  /**
+   * Keeps what the memory holds now, right after linking, for
+   * {@linkcode ProcessMemory.restore}; false when there is no pooled memory.
+   */
+  keepImage(): boolean {
+    if (!this.#memory || !this.#pages) return false;
+    const buffer = this.#memory.buffer;
+    // by words: a memory is whole pages, and the image may start and end on a word
+    const words = new Uint32Array(buffer);
+    let start = 0;
+    while (start < words.length && words[start] === 0) start++;
+    let end = words.length;
+    while (end > start && words[end - 1] === 0) end--;
+    this.#image = { at: start * 4, bytes: new Uint8Array(buffer.slice(start * 4, end * 4)) };
+    return true;
+  }
+
+  /**
+   * Puts the memory back as {@linkcode ProcessMemory.keepImage} found it,
+   * zeroed to its real size, with the guest's size as linking left it, for
+   * the next process of the same instance; only after a clean exit. False
+   * (and nothing done) when it has no image or grew past what is kept.
+   */
+  restore(): boolean {
+    const image = this.#image;
+    if (!this.#memory || !this.#pages || !image) return false;
+    const buffer = this.#memory.buffer;
+    if (buffer.byteLength > KEEP_BYTES) return false;
+    const bytes = new Uint8Array(buffer);
+    bytes.fill(0);
+    bytes.set(image.bytes, image.at);
+    this.#pages.value = this.#initialPages;
+    return true;
   }
 
   /** Zeroes the memory and keeps it for the next process; only after a clean exit. */

@@ -38,6 +38,11 @@ export const POOLED_MEMORY_SECTION = "sausage:memory";
 /** The import names under {@linkcode POOLED_MEMORY_MODULE}: the memory and the guest's size of it. */
 export const POOLED_IMPORTS = { memory: "memory", pages: "pages" } as const;
 
+/** Exports of a core module's own mutable globals, for a reset: this, then the global's index. */
+export const RECYCLE_GLOBAL_PREFIX = "sausage$global$";
+/** The key of the reset function in what a glue made reusable returns from `instantiate`. */
+export const RESET_KEY = "sausage:reset";
+
 /** The limits of a pooled memory, as the owning module's custom section keeps them. */
 export interface PooledMemoryLimits {
   initial: number;
@@ -144,6 +149,8 @@ export type ToWorker =
     fileBudget: number;
     /** Host sockets the worker's processes may hold open together. */
     socketBudget: number;
+    /** False: every process gets an instance of its own (`linked.ts`); default true. */
+    reuse?: boolean;
     /** Record the stages of calls (`runtime/profile.ts`); only when the host does. */
     profile?: boolean;
   }
@@ -235,6 +242,8 @@ export type FromWorker =
     pid: string;
     /** It ran on an instance linked before its spawn arrived. */
     ahead?: boolean;
+    /** It ran on a component an earlier process of its version left, put back (`linked.ts`). */
+    reused?: boolean;
   } & ExitReport)
   | { t: "fault"; message: string }
   /** A request waits on the files channel. */

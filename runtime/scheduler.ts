@@ -20,8 +20,12 @@ export class KilledSignal extends Error {
 
 /** What the scheduler knows of one process. */
 export interface InstanceControl {
-  /** Index of the process's cell in the interrupt memory. */
-  readonly cell: number;
+  /**
+   * Index of the process's cell in the interrupt memory. An instance reused
+   * by another process gets that process's: the `cell` global of its
+   * imports moves with it ({@linkcode Scheduler.moveCell}).
+   */
+  cell: number;
   /** True while the guest runs `wasi:cli/run` (only then can it suspend). */
   running: boolean;
   /** Why the process was killed, once it was. */
@@ -60,11 +64,11 @@ export class Scheduler {
   /** The `sausage` imports of an instrumented core module, for one process. */
   imports(control: InstanceControl): Record<string, unknown> {
     const cells = this.#cells;
-    const cell = control.cell;
     return {
       interrupts: this.#memory,
-      cell: new WebAssembly.Global({ value: "i32", mutable: false }, cell * 4),
+      cell: new WebAssembly.Global({ value: "i32", mutable: true }, control.cell * 4),
       interrupted: (inHost: number): number => {
+        const cell = control.cell;
         const value = Atomics.load(cells, cell);
         if (value === Interrupt.Kill || control.killed !== null) {
           throw new KilledSignal(control.killed ?? "killed");
@@ -81,6 +85,12 @@ export class Scheduler {
   }
 
   /** Removes a killed process from the run queue; its pending yield throws. */
+  /** Gives `control` and the imports made for it (by {@linkcode Scheduler.imports}) `cell`. */
+  moveCell(control: InstanceControl, imports: Record<string, unknown>, cell: number): void {
+    control.cell = cell;
+    (imports.cell as WebAssembly.Global).value = cell * 4;
+  }
+
   cancel(control: InstanceControl, reason: string): void {
     const keep: Waiting[] = [];
     for (const w of this.#queue) {

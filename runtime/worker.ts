@@ -8,7 +8,8 @@
  * @module
  */
 /// <reference lib="deno.worker" />
-import { type Glue, Instance, type InstanceHost, type Preparation } from "./instance.ts";
+import { Instance, type InstanceHost, type Preparation } from "./instance.ts";
+import { dropLinked, type Glue } from "./linked.ts";
 import { type FromWorker, SLICE_MS, type ToWorker } from "./messages.ts";
 import { Scheduler } from "./scheduler.ts";
 import { SyncChannel } from "../vfs/mod.ts";
@@ -43,14 +44,17 @@ let index = -1;
 let scheduler: Scheduler;
 let cells: Int32Array;
 let files: SyncChannel;
+/** Whether processes may run on instances earlier ones left (the init says). */
+let reuse = true;
 const glues = new Map<string, Promise<Glue>>();
 const instances = new Map<string, Instance>();
 /** Instances made ahead of their processes (or to be made when idle), by the cell they were given. */
 const ahead = new Map<number, { preparation: Preparation; instance?: Instance }>();
 
-/** Drops the instances made ahead for version `hash`. */
+/** Drops the instances made ahead for version `hash`, and those its processes left. */
 function dropAhead(hash: string): void {
   for (const [cell, a] of ahead) if (a.preparation.hash === hash) ahead.delete(cell);
+  dropLinked((key) => key.startsWith(`${hash} `));
 }
 let aheadQueued = false;
 const pending = new Map<string, Pending>();
@@ -136,6 +140,9 @@ const host: InstanceHost = {
   },
   get files() {
     return files;
+  },
+  get reuse() {
+    return reuse;
   },
   output(owner): OutputPort {
     return {
@@ -265,6 +272,7 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
       files = SyncChannel.attach(message.files, () => post({ t: "vfs" }));
       setHostFileBudget(message.fileBudget);
       setHostSocketBudget(message.socketBudget);
+      reuse = message.reuse ?? true;
       if (message.profile) enableProfile(true, `worker-${index}`);
       post({ t: "ready", index });
       break;

@@ -1,12 +1,13 @@
 /**
  * Instances linked ahead of their processes (`core/pool.ts`, `prepare`): a
  * worker that ran a version links the next instance of it while idle, and
- * the next call of that version starts on it. Each is still a fresh
- * instance of its own process: its memory, environment, folders, kill and
- * preemption are as for an instance linked at its spawn.
+ * the next call of that version starts on it (on what an earlier process
+ * left, put back, when there is one: `tests/reuse_test.ts`). Each is still
+ * as fresh as an instance linked at its spawn: its memory, environment,
+ * folders, kill and preemption.
  */
 import assert from "node:assert/strict";
-import { eventually, startWorld } from "./world.ts";
+import { eventually, spinPreemptAndKill, startWorld } from "./world.ts";
 
 /**
  * One worker, which the pool does not grow past: on a loaded machine a guest
@@ -31,7 +32,7 @@ async function callAhead(
   return { response, ahead: w.host.pool.starts.ahead > before };
 }
 
-Deno.test("a call starts on an instance linked ahead, whose memory no process used", async () => {
+Deno.test("a call starts on an instance linked ahead, with memory as fresh as a new one's", async () => {
   await using w = await startWorld(ONE_WORKER);
   assert.deepEqual(await w.call("probe.bump"), { count: 1, heap: 1 });
   let ahead = 0;
@@ -84,14 +85,7 @@ Deno.test("a spinner started ahead is preempted and killed, and the next call st
   await w.call("probe.echo");
   await new Promise((r) => setTimeout(r, 30));
   const before = w.host.pool.starts.ahead;
-  const spinner = w.request("probe.spin", {});
-  await eventually(() => w.host.processes.list().some((p) => p.method === "spin"));
-  // on the one worker, an echo answers beside it (preemption)
-  assert.deepEqual(await w.call("probe.echo", { beside: true }), { beside: true });
-  const spin = w.host.processes.list().find((p) => p.method === "spin")!;
-  await w.call("core.kill", { pid: spin.pid });
-  assert.equal((await spinner).error?.code, -32002);
-  await eventually(() => w.host.pool.size === 0);
+  await spinPreemptAndKill(w);
   assert.ok(w.host.pool.starts.ahead > before, "the spinner started ahead");
   const next = await callAhead(w, "probe.bump");
   assert.deepEqual(next.response.result, { count: 1, heap: 1 });

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Client } from "../core/client.ts";
 import { Host, type HostOptions } from "../core/host.ts";
@@ -163,4 +164,19 @@ export async function probeAnswering(document: unknown): Promise<Uint8Array> {
   );
   const payload = [tag.length, ...tag];
   return new Uint8Array([...bytes, 0, payload.length, ...payload]);
+}
+
+/**
+ * Starts `probe.spin` in `w` (a world of one worker), checks that an echo
+ * answers beside it (the spinner is preempted), kills it, and waits until
+ * its caller has the error and no process is left.
+ */
+export async function spinPreemptAndKill(w: TestWorld): Promise<void> {
+  const spinner = w.request("probe.spin", {});
+  await eventually(() => w.host.processes.list().some((p) => p.method === "spin"));
+  assert.deepEqual(await w.call("probe.echo", { beside: true }), { beside: true });
+  const spin = w.host.processes.list().find((p) => p.method === "spin")!;
+  await w.call("core.kill", { pid: spin.pid });
+  assert.equal((await spinner).error?.code, -32002);
+  await eventually(() => w.host.pool.size === 0);
 }

@@ -34,7 +34,7 @@ export interface BareInterrupts {
 export function bareInterrupts(): BareInterrupts {
   return {
     interrupts: new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true }),
-    cell: new WebAssembly.Global({ value: "i32", mutable: false }, 1),
+    cell: new WebAssembly.Global({ value: "i32", mutable: true }, 1),
   };
 }
 

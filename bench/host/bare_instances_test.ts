@@ -27,7 +27,7 @@ const ADAPTER = compile(`(module
   (import "env" "memory" (memory 1))
   (import "env" "table" (table 2 funcref))
   (import "sausage:interrupt" "interrupts" (memory 1 1 shared))
-  (import "sausage:interrupt" "cell" (global i32))
+  (import "sausage:interrupt" "cell" (global (mut i32)))
   (func (export "answer") (result i32) (global.get 0)))`);
 
 Deno.test("planBare: each module after the memory and table it imports", () => {

@@ -1,12 +1,15 @@
 /**
  * The latency of one call of a trivial method (`probe.echo`), each a fresh
  * process: from the console, and from another process. In the same rounds,
- * the baselines: a round trip from a running process to the core, the same
+ * the baselines: the same calls on hosts without one of the cuts (nothing
+ * linked ahead, the answer through the host's thread, a fresh instance for
+ * every process), a round trip from a running process to the core, the same
  * component started straight on a worker pool, and the bare instantiation of
  * its core modules.
  *
  * @module
  */
+import type { Client } from "../../core/client.ts";
 import { median, percentile, summarize } from "../stats.ts";
 import type { Figure } from "../figures.ts";
 import { benchWorld, call, CallFailed } from "../fixture.ts";
@@ -33,6 +36,10 @@ interface Samples {
   /** `nested`'s inner call on a host that answers every call through its own thread. */
   nestedFar: number[];
   innerFar: number[];
+  /** `echo` and `nested`'s inner call on a host that gives every process a fresh instance. */
+  echoFresh: number[];
+  nestedFresh: number[];
+  innerFresh: number[];
   roundTrip: number[];
   pool: number[];
   instantiate: number[];
@@ -53,6 +60,9 @@ export const latency: Section = {
     // and on a host that never puts a callee beside its caller: what the answer in the worker saves
     await using far = await benchWorld({ probe: "probe" }, { nearCaller: false });
     const farClient = far.host.client("console");
+    // and on a host that links a fresh instance for each process: what reusing instances saves
+    await using fresh = await benchWorld({ probe: "probe" }, { reuseInstances: false });
+    const freshClient = fresh.host.client("console");
     await using pool = await PoolRunner.start(await testPlugin("probe"), w.root);
 
     const timed = async (
@@ -66,30 +76,26 @@ export const latency: Section = {
       return performance.now() - start;
     };
     let innerMs = 0;
+    /** `probe.call` of `probe.echo` from the console of `on`; the inner call's time goes to `innerMs`. */
+    const nestedFrom = (on: Client) =>
+      timed("probe.call", { method: "probe.echo", params: {} }, (result) => {
+        answered(result);
+        innerMs = (result as { micros: number }).micros / 1000;
+      }, on);
     const measure: Record<
-      Exclude<keyof Samples, "inner" | "innerAtSpawn" | "innerFar">,
+      Exclude<keyof Samples, "inner" | "innerAtSpawn" | "innerFar" | "innerFresh">,
       () => Promise<number>
     > = {
       echo: () => timed("probe.echo", {}, isEmptyObject),
-      nested: () =>
-        timed("probe.call", { method: "probe.echo", params: {} }, (result) => {
-          answered(result);
-          innerMs = (result as { micros: number }).micros / 1000;
-        }),
+      nested: () => nestedFrom(client),
       roundTrip: () => timed("probe.call", ROUND_TRIP, answered),
       pool: () => pool.request("echo"),
       instantiate: () => Promise.resolve(instantiateCore(pool.component.modules)),
       echoAtSpawn: () => timed("probe.echo", {}, isEmptyObject, atSpawnClient),
-      nestedAtSpawn: () =>
-        timed("probe.call", { method: "probe.echo", params: {} }, (result) => {
-          answered(result);
-          innerMs = (result as { micros: number }).micros / 1000;
-        }, atSpawnClient),
-      nestedFar: () =>
-        timed("probe.call", { method: "probe.echo", params: {} }, (result) => {
-          answered(result);
-          innerMs = (result as { micros: number }).micros / 1000;
-        }, farClient),
+      nestedAtSpawn: () => nestedFrom(atSpawnClient),
+      nestedFar: () => nestedFrom(farClient),
+      echoFresh: () => timed("probe.echo", {}, isEmptyObject, freshClient),
+      nestedFresh: () => nestedFrom(freshClient),
     };
     const kinds = Object.keys(measure) as (keyof typeof measure)[];
     /** One measurement of each kind, in an order shuffled per round (the same in every run). */
@@ -100,6 +106,7 @@ export const latency: Section = {
         if (kind === "nested") into?.inner.push(innerMs);
         if (kind === "nestedAtSpawn") into?.innerAtSpawn.push(innerMs);
         if (kind === "nestedFar") into?.innerFar.push(innerMs);
+        if (kind === "nestedFresh") into?.innerFresh.push(innerMs);
       }
     };
 
@@ -121,6 +128,9 @@ export const latency: Section = {
       innerAtSpawn: [],
       nestedFar: [],
       innerFar: [],
+      echoFresh: [],
+      nestedFresh: [],
+      innerFresh: [],
     };
     for (let i = 0; i < rounds; i++) await round(i, s);
 
@@ -133,6 +143,8 @@ export const latency: Section = {
     const echoAtSpawn = summarize(s.echoAtSpawn);
     const innerAtSpawn = summarize(s.innerAtSpawn);
     const innerFar = summarize(s.innerFar);
+    const echoFresh = summarize(s.echoFresh);
+    const innerFresh = summarize(s.innerFresh);
     const byDifference = nested.median - echo.median;
     const trip = roundTrip.median - echo.median;
     const paired = s.nested.map((x, i) => x - s.echo[i]);
@@ -174,7 +186,7 @@ export const latency: Section = {
         median: echoAtSpawn.median,
         p99: echoAtSpawn.p99,
         method: "as call from the console, on a second host of the same world whose pool links " +
-          "each instance at its spawn (prepareAhead: false)",
+          "each instance (or takes one an earlier process left) at its spawn (prepareAhead: false)",
         samples: s.echoAtSpawn,
         ...base,
       },
@@ -218,6 +230,41 @@ export const latency: Section = {
         "call from a process / answered through the host's thread",
         inner.median,
         innerFar,
+        base,
+      ),
+      {
+        name: "baseline.console_fresh",
+        label: "baseline: call from the console, a fresh instance for each process",
+        unit: "ms",
+        median: echoFresh.median,
+        p99: echoFresh.p99,
+        method: "as call from the console, on a fourth host whose processes never run on an " +
+          "instance an earlier one left (reuseInstances: false): each is linked, ahead or not",
+        samples: s.echoFresh,
+        ...base,
+      },
+      {
+        name: "baseline.process_fresh",
+        label: "baseline: call from a process, a fresh instance for each process",
+        unit: "ms",
+        median: innerFresh.median,
+        p99: innerFresh.p99,
+        method: "as call from a process, on the host that links a fresh instance for each process",
+        samples: s.innerFresh,
+        ...base,
+      },
+      ratio(
+        "ratio.console_reuse",
+        "call from the console / a fresh instance for each process",
+        echo.median,
+        echoFresh,
+        base,
+      ),
+      ratio(
+        "ratio.process_reuse",
+        "call from a process / a fresh instance for each process",
+        inner.median,
+        innerFresh,
         base,
       ),
       {

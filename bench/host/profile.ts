@@ -45,7 +45,7 @@ const STAGES: Stage[] = [
   { key: "hop_up", label: "hop: P's worker to the host thread", to: ["P", "m.stdout"] },
   { key: "route", label: "routing: router, process table, spawn", to: ["Q", "m.spawn"] },
   { key: "hop_spawn", label: "hop: the spawn to Q's worker", to: ["Q", "w.spawn"] },
-  { key: "instantiate", label: "Q instantiated (jco glue + core modules)", to: ["Q", "w.run"] },
+  { key: "instantiate", label: "Q linked, or taken linked ahead or reused", to: ["Q", "w.run"] },
   { key: "first_read", label: "Q's run to its request read", to: ["Q", "w.stdin.read"] },
   { key: "guest_answer", label: "Q's request read to its answer line", to: ["Q", "w.message"] },
   { key: "callee_post", label: "Q's answer line to its worker's post", to: ["Q", "w.post"] },

@@ -6,7 +6,7 @@
  */
 
 /** Bump when the preemption instrumentation changes: it is part of the cache key. */
-export const INSTRUMENTATION_VERSION = 1;
+export const INSTRUMENTATION_VERSION = 2;
 
 /** WASI functions that may wait: jco suspends the guest on them (JSPI). */
 export const ASYNC_WASI_IMPORTS = [
@@ -38,6 +38,7 @@ export const TRANSPILER_FINGERPRINT = [
   "link:direct",
   "link:table",
   "memory:pooled@2",
+  "recycle@2",
 ].join(" ");
 
 /** The runnable form of a component. */

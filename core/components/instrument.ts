@@ -34,6 +34,12 @@ export interface InstrumentReport {
   loops: number;
   /** Calls to imported functions that got the `in_host` bracket. */
   hostCalls: number;
+  /**
+   * The first instruction that changes a table or drops a segment, and its
+   * function: state a reused instance could not have put back
+   * (`recycle.ts`); undefined when there is none.
+   */
+  unresettable?: string;
 }
 
 /** Raised for a module that cannot be instrumented (the message says why). */
@@ -46,6 +52,12 @@ const CELL = "sausage$cell";
 const IN_HOST = "sausage$in_host";
 const INTERRUPTED = "sausage$interrupted";
 const YIELD = "sausage$yield";
+/** Instructions whose effect a reset from JS cannot undo, by binaryen expression ID. */
+const UNRESETTABLE: Record<number, string> = {
+  [B.TableSetId]: "table.set",
+  [B.TableGrowId]: "table.grow",
+  [B.DataDropId]: "data.drop",
+};
 
 /**
  * Adds the interrupt checks to `bytes` (a core module) and returns the new
@@ -90,6 +102,11 @@ function _instrumentModule(mod: binaryen.Module, original: Uint8Array) {
         );
       }
       for (const child of children) if (child) stack.push(child);
+      if (!report.unresettable && UNRESETTABLE[id]) {
+        report.unresettable = `function ${binaryen.getFunctionInfo(f).name} uses ${
+          UNRESETTABLE[id]
+        }`;
+      }
       if (id === B.LoopId) loops.push(e);
       else if (id === B.CallId && imported.has(B.Call.getTarget(e))) importCalls.push(e);
     }
@@ -98,7 +115,8 @@ function _instrumentModule(mod: binaryen.Module, original: Uint8Array) {
 
   mod.setFeatures(mod.getFeatures() | binaryen.Features.Atomics | binaryen.Features.MultiMemory);
   mod.addMemoryImport(IRQ_MEMORY, INTERRUPT_MODULE, "interrupts", true);
-  mod.addGlobalImport(CELL, INTERRUPT_MODULE, "cell", binaryen.i32, false);
+  // mutable: an instance that serves one process after another gets each one's cell
+  mod.addGlobalImport(CELL, INTERRUPT_MODULE, "cell", binaryen.i32, true);
   mod.addFunctionImport(INTERRUPTED, INTERRUPT_MODULE, "interrupted", binaryen.i32, binaryen.i32);
   mod.addFunctionImport(YIELD, INTERRUPT_MODULE, "yield", binaryen.none, binaryen.none);
   mod.addGlobal(IN_HOST, binaryen.i32, true, mod.i32.const(0));

@@ -32,7 +32,7 @@ function instantiate(bytes: Uint8Array, interrupted: (inHost: number) => number)
       env: { host: (n: number) => exports.count(n) }, // JS calls back into the guest: a host call
       sausage: {
         interrupts: memory,
-        cell: new WebAssembly.Global({ value: "i32", mutable: false }, 8),
+        cell: new WebAssembly.Global({ value: "i32", mutable: true }, 8),
         interrupted,
         yield: () => {},
       },

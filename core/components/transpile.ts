@@ -16,6 +16,7 @@ import { poolMemory } from "./pooled_memory.ts";
 import { linkDirect } from "./direct_link.ts";
 import { linkThroughTable } from "./table_link.ts";
 import { keepExports } from "./wasm_sections.ts";
+import { makeRecyclable } from "./recycle.ts";
 import {
   ASYNC_WASI_EXPORTS,
   ASYNC_WASI_IMPORTS,
@@ -60,6 +61,7 @@ export async function transpileComponent(
   if (link) js = link.glue;
   let modules: Record<string, Uint8Array> = {};
   let loops = 0;
+  const unresettable: Record<string, string | undefined> = {};
   let raw: Record<string, Uint8Array> = {};
   for (const [file, content] of files) {
     if (!file.endsWith(".wasm")) continue;
@@ -75,6 +77,7 @@ export async function transpileComponent(
       const out = instrument(content);
       modules[file] = out.bytes;
       loops += out.report.loops;
+      unresettable[file] = out.report.unresettable;
     } catch (e) {
       throw new ComponentError(`${name}: ${errorText(e)}`);
     }
@@ -85,6 +88,8 @@ export async function transpileComponent(
     modules = { ...modules, ...table.modules };
     modules[link.shim.file] = keepExports(modules[link.shim.file], table.shimKeep);
   }
+  // last: the globals it exports must be those of the modules as they run
+  ({ glue: js, modules } = makeRecyclable(js, modules, unresettable));
   return { js, modules, imports: result.imports, exports, loops };
 }
 

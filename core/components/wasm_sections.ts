@@ -94,33 +94,41 @@ export function memoryCounts(module: Uint8Array): { defined: number; imported: n
   let imported = 0;
   for (const { id, body } of sections(module)) {
     if (id === SECTION.memory) defined = new Reader(body).u();
-    if (id !== SECTION.import) continue;
-    const r = new Reader(body);
-    for (let n = r.u(); n > 0; n--) {
-      r.name();
-      r.name();
-      const kind = r.byte();
-      if (kind === 0) r.u(); // a function: its type
-      else if (kind === 1) { // a table: its element type and limits
-        skipValueType(r);
-        skipLimits(r);
-      } else if (kind === 2) {
-        imported++;
-        skipLimits(r);
-      } else if (kind === 3) { // a global: its type and mutability
-        skipValueType(r);
-        r.byte();
-      } else if (kind === 4) { // a tag: its attribute and type
-        r.byte();
-        r.u();
-      } else throw new RangeError(`an import of unknown kind ${kind}`);
-    }
+    if (id === SECTION.import) imported = importKinds(body).filter((k) => k === KIND.memory).length;
   }
   return { defined, imported };
 }
 
+/** The kinds of imports and exports. */
+export const KIND = { function: 0, table: 1, memory: 2, global: 3, tag: 4 } as const;
+
+/** The kind of each import in the contents of an import section, in order. */
+export function importKinds(body: Uint8Array): number[] {
+  const r = new Reader(body);
+  const kinds: number[] = [];
+  for (let n = r.u(); n > 0; n--) {
+    r.name();
+    r.name();
+    const kind = r.byte();
+    if (kind === KIND.function) r.u(); // its type
+    else if (kind === KIND.table) { // its element type and limits
+      skipValueType(r);
+      skipLimits(r);
+    } else if (kind === KIND.memory) skipLimits(r);
+    else if (kind === KIND.global) { // its type and mutability
+      skipValueType(r);
+      r.byte();
+    } else if (kind === KIND.tag) { // its attribute and type
+      r.byte();
+      r.u();
+    } else throw new RangeError(`an import of unknown kind ${kind}`);
+    kinds.push(kind);
+  }
+  return kinds;
+}
+
 /** Skips a value type (a reference type may name its heap type). */
-function skipValueType(r: Reader): void {
+export function skipValueType(r: Reader): void {
   const t = r.byte();
   if (t === 0x63 || t === 0x64) r.skipLeb();
 }

@@ -483,6 +483,47 @@ fn main() {
             reply(&id, json!({"start_pages": start_pages, "found": found, "peeked": peeked,
                 "grew_from": grew_from as isize, "pages": memory_size(0), "written_at": written_at}));
         }
+        // Exits (status 0, after its answer) with what a later process on the same instance
+        // must not inherit: the preopened folders and a file opened in /state left open (their
+        // handle numbers are the answer), and the stack pointer `depth` frames of 64 KiB down.
+        "leave" => {
+            use wasip2::filesystem::preopens::get_directories;
+            use wasip2::filesystem::types::{DescriptorFlags, OpenFlags, PathFlags};
+            let mut handles = Vec::new();
+            for (dir, _) in get_directories() {
+                if let Ok(file) = dir.open_at(
+                    PathFlags::empty(),
+                    "state/left-open",
+                    OpenFlags::CREATE,
+                    DescriptorFlags::READ | DescriptorFlags::WRITE,
+                ) {
+                    handles.push(file.take_handle());
+                }
+                handles.push(dir.take_handle());
+            }
+            fn down(depth: u64, answer: &dyn Fn()) -> u8 {
+                let frame = std::hint::black_box([depth as u8; 65536]);
+                if depth == 0 {
+                    answer();
+                    std::process::exit(0);
+                }
+                down(depth - 1, answer) ^ frame[depth as usize % 65536]
+            }
+            let depth = params["depth"].as_u64().unwrap_or(0);
+            down(depth, &|| reply(&id, json!({"handles": handles})));
+        }
+        // Uses handle numbers it was never given ({"handles": [..]}, those a `leave` left) as
+        // descriptors: the component model says that traps; an answer would be a leak.
+        "forge" => {
+            use wasip2::filesystem::types::Descriptor;
+            let mut seen = Vec::new();
+            for h in params["handles"].as_array().cloned().unwrap_or_default() {
+                // SAFETY: none: that is the point of the test
+                let forged = unsafe { Descriptor::from_handle(h.as_u64().unwrap_or(0) as u32) };
+                seen.push(format!("{:?}", forged.stat().map(|s| s.type_)));
+            }
+            reply(&id, json!({"seen": seen}));
+        }
         "slow_notify" => {
             let pause = std::time::Duration::from_millis(params["ms"].as_u64().unwrap_or(500));
             std::thread::sleep(pause);
