@@ -66,8 +66,12 @@ export interface InstanceHost {
   cells: Int32Array;
   /** The synchronous channel to the layers the host serves. */
   files: SyncChannel;
-  /** Whether a process may run on an instance an earlier one left (`linked.ts`). */
-  reuse: boolean;
+  /**
+   * Whether a process of version `hash` may run on an instance an earlier
+   * one left, or leave its own (`linked.ts`): reuse is on and the version
+   * is still loaded.
+   */
+  reuses(hash: string): boolean;
   /** The outbox of the process of `owner` (its ID is read when something is sent). */
   output(owner: { readonly pid: string }): OutputPort;
   raw(pid: string, fd: 1 | 2, bytes: Uint8Array): void;
@@ -103,6 +107,7 @@ const FAILED_ALLOCATION_START = "memory allocation of ";
  */
 export class Instance {
   readonly #host: InstanceHost;
+  readonly #hash: string;
   /** Which linked components may serve this process: its version and limits. */
   readonly #key: string;
   /** Its own until it takes a linked component's, which moves to its cell. */
@@ -136,6 +141,7 @@ export class Instance {
 
   constructor(preparation: Preparation, host: InstanceHost) {
     this.#host = host;
+    this.#hash = preparation.hash;
     this.#key = `${preparation.hash} ${JSON.stringify(preparation.limits ?? null)}`;
     this.#control = { cell: preparation.cell, running: false, killed: null };
     Atomics.store(host.cells, preparation.cell, Interrupt.None);
@@ -215,7 +221,8 @@ export class Instance {
           get: () => (this.#network ??= this.#makeNetwork())[name],
         });
       }
-      const kept = this.#exited || !this.#host.reuse ? undefined : takeLinked(this.#key);
+      const reuse = this.#host.reuses(this.#hash);
+      const kept = this.#exited || !reuse ? undefined : takeLinked(this.#key);
       if (kept && this.#serveFrom(kept, wasi)) return;
       this.#linked = await LinkedComponent.link(glue, {
         key: this.#key,
@@ -224,7 +231,7 @@ export class Instance {
         control: this.#control,
         memory: this.#memory,
         owner: this,
-        reuse: this.#host.reuse,
+        reuse,
       });
     } catch (e) {
       this.#failure = e;
@@ -445,8 +452,10 @@ export class Instance {
     // after the exit is posted; a trap or a kill may leave a suspended stack
     // that could still write to the memory, so only a clean exit gives it back
     if (report.reason === "exited") {
-      if (this.#linked) keepLinked(this.#linked);
-      else this.#memory.release();
+      const linked = this.#linked;
+      if (linked && this.#control.killed === null && this.#host.reuses(this.#hash)) {
+        keepLinked(linked);
+      } else this.#memory.release();
     }
     this.onExit?.();
   }

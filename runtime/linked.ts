@@ -115,12 +115,17 @@ export class LinkedComponent {
     if (this.#single === undefined && !this.memory.keepImage()) {
       this.#single = "it has no pooled memory";
     }
-    for (const core of this.cores) {
-      for (const [name, value] of Object.entries(core.exports)) {
-        if (name.startsWith(RECYCLE_GLOBAL_PREFIX) && value instanceof WebAssembly.Global) {
-          this.#globals.push([value, value.value]);
+    try {
+      for (const core of this.cores) {
+        for (const [name, value] of Object.entries(core.exports)) {
+          if (name.startsWith(RECYCLE_GLOBAL_PREFIX) && value instanceof WebAssembly.Global) {
+            this.#globals.push([value, value.value]);
+          }
         }
       }
+    } catch (e) {
+      // a global JS cannot read (the transpile refuses v128 ones): this instance serves one
+      this.#single ??= `a global cannot be read: ${e}`;
     }
   }
 
@@ -235,14 +240,19 @@ export class LinkedComponent {
 const KEEP_PER_KEY = 8;
 /**
  * Instances kept on a worker in all: each holds its memory (up to 4 MiB) and
- * its glue (some 40 KB); a version unused for a minute gives its up.
+ * its glue (some 40 KB).
  */
 const KEEP_ALL = 16;
+/** A key whose instances no process took or left for this long gives them up. */
+const KEEP_IDLE_MS = 60_000;
 const kept = new Map<string, LinkedComponent[]>();
 let keptCount = 0;
+const lastUse = new Map<string, number>();
+let sweep: ReturnType<typeof setTimeout> | undefined;
 
 /** A reset instance of `key` to serve a new process, if the worker keeps one. */
 export function takeLinked(key: string): LinkedComponent | undefined {
+  lastUse.set(key, performance.now());
   const list = kept.get(key);
   const linked = list?.pop();
   if (!linked) return undefined;
@@ -253,6 +263,7 @@ export function takeLinked(key: string): LinkedComponent | undefined {
 
 /** After a clean exit of its process: resets `linked` and keeps it for the next, if it can. */
 export function keepLinked(linked: LinkedComponent): void {
+  lastUse.set(linked.key, performance.now());
   let list = kept.get(linked.key);
   if ((list?.length ?? 0) >= KEEP_PER_KEY) {
     linked.memory.release();
@@ -271,13 +282,28 @@ export function keepLinked(linked: LinkedComponent): void {
     keptCount--;
     if (entries.length === 0) kept.delete(oldest);
   }
+  sweep ??= sweepLater();
 }
 
-/** Drops the instances kept for versions whose key `matches`. */
+/** Drops the instances kept for versions whose key `matches`; their memories go to the pool. */
 export function dropLinked(matches: (key: string) => boolean): void {
   for (const [key, list] of kept) {
     if (!matches(key)) continue;
+    for (const linked of list) linked.memory.release();
     keptCount -= list.length;
     kept.delete(key);
   }
+}
+
+/** Drops the keys unused for {@linkcode KEEP_IDLE_MS}, then again while any are kept. */
+function sweepLater(): ReturnType<typeof setTimeout> {
+  const timer = setTimeout(() => {
+    sweep = undefined;
+    const now = performance.now();
+    dropLinked((key) => now - (lastUse.get(key) ?? 0) >= KEEP_IDLE_MS);
+    for (const key of lastUse.keys()) if (!kept.has(key)) lastUse.delete(key);
+    if (kept.size > 0) sweep = sweepLater();
+  }, KEEP_IDLE_MS);
+  Deno.unrefTimer(timer); // kept instances never keep a worker alive
+  return timer;
 }

@@ -84,13 +84,13 @@ export class Scheduler {
     };
   }
 
-  /** Removes a killed process from the run queue; its pending yield throws. */
   /** Gives `control` and the imports made for it (by {@linkcode Scheduler.imports}) `cell`. */
   moveCell(control: InstanceControl, imports: Record<string, unknown>, cell: number): void {
     control.cell = cell;
     (imports.cell as WebAssembly.Global).value = cell * 4;
   }
 
+  /** Removes a killed process from the run queue; its pending yield throws. */
   cancel(control: InstanceControl, reason: string): void {
     const keep: Waiting[] = [];
     for (const w of this.#queue) {

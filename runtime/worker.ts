@@ -141,9 +141,7 @@ const host: InstanceHost = {
   get files() {
     return files;
   },
-  get reuse() {
-    return reuse;
-  },
+  reuses: (hash) => reuse && glues.has(hash),
   output(owner): OutputPort {
     return {
       message: (m) => message(owner.pid, m),

@@ -38,7 +38,7 @@ export const TRANSPILER_FINGERPRINT = [
   "link:direct",
   "link:table",
   "memory:pooled@2",
-  "recycle@2",
+  "recycle@3",
 ].join(" ");
 
 /** The runnable form of a component. */

@@ -44,6 +44,7 @@ import {
 import { RECYCLE_GLOBAL_PREFIX, RESET_KEY } from "../../runtime/messages.ts";
 
 const GLOBAL_SECTION = 6;
+const V128 = 0x7b;
 const START_SECTION = 8;
 
 /** A module made reusable, or why it cannot be. */
@@ -88,7 +89,7 @@ export function exportMutableGlobals(bytes: Uint8Array): RecycledModule {
     const count = r.u();
     const content: number[] = [];
     leb(count + added.length, content);
-    content.push(...body.subarray(r.at));
+    for (let i = r.at; i < body.length; i++) content.push(body[i]);
     for (const index of added) {
       const name = new TextEncoder().encode(`${RECYCLE_GLOBAL_PREFIX}${index}`);
       leb(name.length, content);
@@ -106,8 +107,13 @@ function mutableGlobals(body: Uint8Array, imported: number): number[] {
   const out: number[] = [];
   const count = r.u();
   for (let i = 0; i < count; i++) {
+    const type = r.bytes[r.at];
     skipValueType(r);
-    if (r.byte() === 1) out.push(imported + i);
+    if (r.byte() === 1) {
+      // JS can neither read nor write a v128 global
+      if (type === V128) throw new RangeError("a mutable v128 global");
+      out.push(imported + i);
+    }
     constantExpression(r);
   }
   return out;
@@ -195,11 +201,18 @@ export function recycleGlue(glue: string): RecycledGlue {
   let returned: Node;
   const scan = (body: Node[], inGenerator: boolean): string | undefined => {
     for (const statement of body) {
-      if (statement.type === "FunctionDeclaration" || statement.type === "ClassDeclaration") {
+      if (statement.type === "FunctionDeclaration") continue;
+      if (statement.type === "ClassDeclaration") {
+        const state = staticState(statement);
+        if (state) return state;
         continue;
       }
       if (inGenerator && statement.type === "ReturnStatement") returned = statement.argument;
-      if (statement.type !== "VariableDeclaration") continue;
+      if (statement.type !== "VariableDeclaration") {
+        const nested = nestedDeclaration(statement);
+        if (nested) return nested;
+        continue;
+      }
       for (const d of statement.declarations) {
         if (d.id.type === "ObjectPattern" && isImportsLookup(d.init)) continue;
         if (d.id.type !== "Identifier") return `a declaration of another form at ${d.start}`;
@@ -230,6 +243,56 @@ export function recycleGlue(glue: string): RecycledGlue {
     resets.join("\n      ")
   }\n    },`;
   return { glue: glue.slice(0, at) + reset + glue.slice(at) };
+}
+
+/** Static fields of jco's classes that are tables of constants (`AsyncTask.State`, …). */
+const CONSTANT_STATICS = new Set(["State", "BlockResult"]);
+
+/** Why a class of the glue keeps state of its own (a static field or block), if it does. */
+function staticState(declaration: Node): string | undefined {
+  for (const member of declaration.body.body) {
+    if (member.type === "StaticBlock") return `class ${declaration.id.name} has a static block`;
+    if (member.type !== "PropertyDefinition" || !member.static) continue;
+    const name = member.key?.name;
+    if (CONSTANT_STATICS.has(name) && isConstantObject(member.value)) continue;
+    return `class ${declaration.id.name} has a static field \`${name ?? "?"}\`, unknown state`;
+  }
+  return undefined;
+}
+
+/** An object literal of literals (or of such objects). */
+function isConstantObject(node: Node): boolean {
+  if (node?.type === "Literal") return true;
+  if (node?.type === "UnaryExpression" && node.argument.type === "Literal") return true;
+  return node?.type === "ObjectExpression" &&
+    node.properties.every((p: Node) => p.type === "Property" && isConstantObject(p.value));
+}
+
+/**
+ * A declaration inside a statement of `instantiate` or of the generator
+ * (an `if`, a block: a `var` there belongs to the whole scope, and a
+ * closure may keep a `let`), outside the functions it defines; undefined
+ * when there is none.
+ */
+function nestedDeclaration(statement: Node): string | undefined {
+  const stack: Node[] = [statement];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (!node || typeof node.type !== "string") continue;
+    if (
+      node.type === "FunctionExpression" || node.type === "ArrowFunctionExpression" ||
+      node.type === "FunctionDeclaration"
+    ) continue;
+    if (
+      node.type === "VariableDeclaration" || node.type === "ClassDeclaration" ||
+      node.type === "ClassExpression"
+    ) return `the glue declares state inside a statement at ${node.start}`;
+    for (const value of Object.values(node)) {
+      if (Array.isArray(value)) stack.push(...value);
+      else if (value && typeof value === "object") stack.push(value);
+    }
+  }
+  return undefined;
 }
 
 /** `imports['wasi:…']`: what jco destructures the host's functions and classes from. */

@@ -59,6 +59,11 @@ Deno.test("a module that changes a table or drops a segment, or has a start func
     (func $s (global.set $g (i32.const 1))) (start $s))`));
   assert.equal(started.bytes, undefined);
   assert.match(started.reason!, /start function/);
+  const vector = exportMutableGlobals(
+    wasm(`(module (global $v (mut v128) (v128.const i32x4 0 0 0 0))
+    (func (export "f") (global.set $v (v128.const i32x4 1 1 1 1))))`),
+  );
+  assert.match(vector.reason ?? "", /mutable v128 global/);
   assert.equal(instrument(wasm(`(module (func (export "f")))`)).report.unresettable, undefined);
 });
 
@@ -74,6 +79,26 @@ Deno.test("a glue that declares state it does not know gets no reset, and says w
     let gen = (function* _initGenerator () { const cache = new Map(); return { run: {} }; })();
   }`);
   assert.match(inGenerator.reason!, /`cache`, unknown state/);
+  const hidden = [
+    ["class C { static seen = new Map(); }", /class C has a static field `seen`/],
+    ["class C { static { this.n = 0; } }", /class C has a static block/],
+    ["if (imports) { var leaked = []; }", /declares state inside a statement/],
+    ["{ let kept = 0; globalThis.f = () => kept++; }", /declares state inside a statement/],
+  ] as const;
+  for (const [statement, reason] of hidden) {
+    const made = recycleGlue(`export function instantiate(getCoreModule, imports) {
+      ${statement}
+      let gen = (function* _initGenerator () { return { run: {} }; })();
+    }`);
+    assert.match(made.reason ?? "", reason, statement);
+  }
+  // jco's tables of constants, and functions of its own, are no state
+  const constant = recycleGlue(`export function instantiate(getCoreModule, imports) {
+    class AsyncTask { static State = { INITIAL: 'initial', DONE: -1 }; }
+    if (!getCoreModule) getCoreModule = (name) => { const url = name; return url; };
+    let gen = (function* _initGenerator () { return { run: {} }; })();
+  }`);
+  assert.ok(constant.glue, constant.reason);
   assert.match(recycleGlue("export const x = 1;").reason!, /no function `instantiate`/);
   assert.match(recycleGlue("export function instantiate( {").reason!, /does not parse/);
 });
