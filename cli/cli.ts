@@ -29,7 +29,7 @@ import { ControlEndpoint, removeStaleSocket } from "../core/control.ts";
 import { defaultPoolSize } from "../core/pool.ts";
 import { ControlClient, ControlError } from "../core/control_client.ts";
 import { type HostView, LocalHostView } from "../core/host_view.ts";
-import type { Response } from "../core/jsonrpc.ts";
+import { ErrorCode, type Response } from "../core/jsonrpc.ts";
 import { type Entry, Journal, type LogQuery, QueryError } from "../core/journal.ts";
 import { runComponent } from "./run_command.ts";
 import { registerOpsCommands } from "./ops_commands.ts";
@@ -37,6 +37,7 @@ import { startFailure } from "./preflight.ts";
 import type { HttpAddress, WebServer } from "../web/server.ts";
 import { WorldError } from "../core/world.ts";
 import { initWorld } from "../core/init.ts";
+import { MAX_TIMEOUT_MS } from "../protocol/limits.ts";
 
 /** Exit codes of `sausage` (also in the README). */
 export const ExitCode = {
@@ -270,10 +271,15 @@ async function callOnce(
   let timeoutMs: number | undefined;
   if (options.timeout !== undefined) {
     const seconds = Number(options.timeout);
-    if (!Number.isFinite(seconds) || seconds <= 0) {
-      fail("--timeout takes a positive number of seconds", ExitCode.Usage);
+    if (!Number.isFinite(seconds) || seconds <= 0 || seconds * 1000 > MAX_TIMEOUT_MS) {
+      fail(
+        `--timeout takes a positive number of seconds, at most ${
+          Math.floor(MAX_TIMEOUT_MS / 1000)
+        }`,
+        ExitCode.Usage,
+      );
     }
-    timeoutMs = seconds * 1000;
+    timeoutMs = Math.ceil(seconds * 1000);
   }
   // --timeout covers the wait for the services of boot.yaml too
   const deadline = timeoutMs === undefined ? undefined : performance.now() + timeoutMs;
@@ -281,7 +287,17 @@ async function callOnce(
     beforeDeadline(promise, deadline, `${what} within ${options.timeout} s (--timeout)`);
   const remote = await connect(world);
   if (remote) {
-    return await callThrough(remote, method, params as Record<string, unknown>, within);
+    const hostSilent = timeoutMs === undefined ? undefined : deadline! + HOST_DEADLINE_MARGIN_MS;
+    const withinHost = <T>(promise: Promise<T>, what: string) =>
+      beforeDeadline(
+        promise,
+        hostSilent,
+        `${what} within ${options.timeout} s (--timeout), nor the host's -32006`,
+      );
+    // the host keeps the deadline (core.call's timeout_ms: -32006, the callee stopped); this side
+    // gives up a little later only if the host itself does not answer
+    const sent = withDeadline(method, params as Record<string, unknown>, timeoutMs);
+    return await callThrough(remote, sent.method, sent.params, withinHost);
   }
   // one worker to start with: a second would take 20 to 30 ms of this thread to start, and sit
   // idle while one call runs; the pool adds workers when the ones it has compute, up to its usual
@@ -297,14 +313,24 @@ async function callOnce(
     const client = host.client("console");
     try {
       await within(host.servicesStarted, "the services of boot.yaml did not start");
-      const response = await within(
-        client.request(method, params as Record<string, unknown>, {
+      // the services' wait spent part of the time: the call gets what is left
+      const left = deadline === undefined
+        ? undefined
+        : Math.max(1, Math.ceil(deadline - performance.now()));
+      const sent = withDeadline(method, params as Record<string, unknown>, left);
+      const response = await beforeDeadline(
+        client.request(sent.method, sent.params, {
           onNotify: (name, p) => console.error(pc.dim(`${name} ${JSON.stringify(p)}`)),
         }),
-        `${method}: no answer`,
+        deadline === undefined ? undefined : deadline + HOST_DEADLINE_MARGIN_MS,
+        `${method}: no answer within ${options.timeout} s (--timeout), nor the host's -32006`,
       );
       if (response.error) {
         console.log(JSON.stringify(response.error, null, 2));
+        if (response.error.code === ErrorCode.Deadline) {
+          // giving up means now for the call's own processes; the services stop as usual
+          await host.killCallsOf("console", "sausage call gave up (--timeout)");
+        }
         return ExitCode.Error;
       }
       console.log(JSON.stringify(response.result, null, 2));
@@ -650,6 +676,23 @@ async function callThrough(
     Deno.removeSignalListener("SIGINT", onSignal);
     await remote.close(); // the host stops what is still running of this call
   }
+}
+
+/** How long after its deadline `sausage call --timeout` waits for the host's own -32006. */
+const HOST_DEADLINE_MARGIN_MS = 2_000;
+
+/**
+ * The call as sent: with a timeout, `core.call {"method", "params",
+ * "timeout_ms"}`, so that the host keeps the deadline (PROTOCOL 3.4); the
+ * `host/…` methods of the control endpoint go as they are.
+ */
+function withDeadline(
+  method: string,
+  params: Record<string, unknown>,
+  timeoutMs: number | undefined,
+): { method: string; params: Record<string, unknown> } {
+  if (timeoutMs === undefined || method.includes("/")) return { method, params };
+  return { method: "core.call", params: { method, params, timeout_ms: timeoutMs } };
 }
 
 /** `promise`, or a {@linkcode TimeoutError} with `message` at `deadline` (never when undefined). */

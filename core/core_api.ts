@@ -10,9 +10,21 @@ import type { LockTable } from "./locks.ts";
 import type { Activation, ActivationItem } from "./activation.ts";
 import { type Peer, Process } from "./process.ts";
 import type { ProcessManager } from "./process_table.ts";
+import { MAX_TIMEOUT_MS } from "../protocol/limits.ts";
 
 /** Returned by the core API when it answers later or not at all. */
 export const NO_ANSWER = Symbol("no answer");
+
+/** How `core.call` starts a call (PROTOCOL 3.4). */
+export interface CallOptions {
+  /** The callee has no parent: it does not end with its caller. */
+  detach?: boolean;
+  /**
+   * The deadline, in milliseconds from now: if the callee has not answered
+   * by then, the core answers -32006 for it and stops it.
+   */
+  timeoutMs?: number;
+}
 
 /** What the core API needs of the router: calls for `core.call`, and `core.notify` passed on. */
 export interface CallRouter {
@@ -21,7 +33,7 @@ export interface CallRouter {
     id: Id | undefined,
     method: string,
     params: Record<string, unknown>,
-    options?: { detach?: boolean },
+    options?: CallOptions,
   ): Promise<void>;
   forwardNotify(from: Peer, name: string, params: unknown): void;
 }
@@ -50,7 +62,12 @@ export interface CoreApiDeps {
 }
 
 type Params = Record<string, unknown>;
-type Handler = (caller: Peer, params: Params, id: Id | undefined) => unknown | Promise<unknown>;
+type Handler = (
+  caller: Peer,
+  params: Params,
+  id: Id | undefined,
+  signal?: AbortSignal,
+) => unknown | Promise<unknown>;
 
 function invalid(message: string): RpcError {
   return new RpcError(ErrorCode.InvalidParams, message);
@@ -70,6 +87,18 @@ function optionalBoolean(params: Params, name: string, method: string): boolean 
     throw invalid(`core.${method}: "${name}" must be true or false`);
   }
   return v as boolean | undefined;
+}
+
+function optionalTimeout(params: Params): number | undefined {
+  const v = params.timeout_ms;
+  if (v === undefined) return undefined;
+  if (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > MAX_TIMEOUT_MS) {
+    throw invalid(
+      `core.call: "timeout_ms" must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}` +
+        ` (about 24.8 days), not ${JSON.stringify(v)}`,
+    );
+  }
+  return v;
 }
 
 function optionalObject(params: Params, name: string, method: string): Params {
@@ -93,7 +122,7 @@ export class CoreApi {
       notify: (caller, p) => this.#notify(caller, p),
       stop: (_caller, p) => this.#stop(p),
       kill: (_caller, p) => this.#kill(p),
-      lock: (caller, p) => this.#lock(caller, p),
+      lock: (caller, p, _id, signal) => this.#lock(caller, p, signal),
       unlock: (caller, p) => this.#unlock(caller, p),
       log: (caller, p) => this.#log(caller, p),
       activate: (_caller, p) => this.#activate(p),
@@ -107,9 +136,19 @@ export class CoreApi {
     return Object.keys(this.#methods).map((m) => `core.${m}`);
   }
 
-  /** A request: the result, or {@linkcode NO_ANSWER} when the answer comes later by itself. */
-  async request(caller: Peer, id: Id, method: string, params: Params): Promise<unknown> {
-    return await this.#handler(method)(caller, params, id);
+  /**
+   * A request: the result, or {@linkcode NO_ANSWER} when the answer comes
+   * later by itself. `signal` aborts when the caller's deadline passes: a
+   * method that waits (`core.lock`) gives up its place.
+   */
+  async request(
+    caller: Peer,
+    id: Id,
+    method: string,
+    params: Params,
+    signal?: AbortSignal,
+  ): Promise<unknown> {
+    return await this.#handler(method)(caller, params, id, signal);
   }
 
   /** A notification: no answer. */
@@ -133,7 +172,8 @@ export class CoreApi {
     const method = requireString(p, "method", "call");
     const params = optionalObject(p, "params", "call");
     const detach = optionalBoolean(p, "detach", "call") ?? false;
-    await this.#world("call").router.call(caller, id, method, params, { detach });
+    const timeoutMs = optionalTimeout(p);
+    await this.#world("call").router.call(caller, id, method, params, { detach, timeoutMs });
     return NO_ANSWER;
   }
 
@@ -172,10 +212,10 @@ export class CoreApi {
     return {};
   }
 
-  async #lock(caller: Peer, p: Params) {
+  async #lock(caller: Peer, p: Params, signal?: AbortSignal) {
     const path = requireString(p, "path", "lock");
     const wait = optionalBoolean(p, "wait", "lock") ?? true;
-    const held = await this.#d.locks.acquire(path, caller.name, wait);
+    const held = await this.#d.locks.acquire(path, caller.name, wait, signal);
     return { held };
   }
 

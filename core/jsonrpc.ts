@@ -55,6 +55,8 @@ export const ErrorCode = {
   BuildFailed: -32004,
   /** An external MCP server could not be reached, or its tool failed (`mcp.call`). */
   McpServerFailed: -32005,
+  /** The call's deadline (`timeout_ms` of `core.call`) passed before its answer. */
+  Deadline: -32006,
 } as const;
 
 /** An error that becomes a JSON-RPC error response. */

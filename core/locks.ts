@@ -32,9 +32,10 @@ export class LockTable {
 
   /**
    * Takes the lock on `path` for `owner`. With `wait` false, answers at once
-   * whether the lock was free (and taken).
+   * whether the lock was free (and taken). An abort of `signal` while it
+   * waits takes it out of the queue and answers false.
    */
-  acquire(path: string, owner: string, wait = true): Promise<boolean> {
+  acquire(path: string, owner: string, wait = true, signal?: AbortSignal): Promise<boolean> {
     const queue = this.#queues.get(path) ?? [];
     if (!wait && queue.length > 0) return Promise.resolve(false);
     const { promise, resolve } = Promise.withResolvers<boolean>();
@@ -42,7 +43,22 @@ export class LockTable {
     queue.push(ticket);
     this.#queues.set(path, queue);
     if (queue.length === 1) this.#grant(ticket);
+    if (!ticket.granted && signal) {
+      // a waiter that gives up (a deadline) leaves its place: a later grant would hold the
+      // lock for nobody until its owner ended
+      signal.addEventListener("abort", () => this.#withdraw(path, ticket), { once: true });
+    }
     return promise;
+  }
+
+  /** Takes a waiting ticket out of its queue, answering it `false`. */
+  #withdraw(path: string, ticket: Ticket): void {
+    const queue = this.#queues.get(path);
+    if (ticket.granted || !queue) return;
+    const rest = queue.filter((t) => t !== ticket);
+    if (rest.length === 0) this.#queues.delete(path);
+    else this.#queues.set(path, rest);
+    ticket.grant(false);
   }
 
   /** Releases the lock `owner` holds on `path`. Returns false if it held none. */

@@ -38,3 +38,22 @@ Deno.test("releaseAll frees held locks and drops queued places", async () => {
   assert.equal(await deadWaits, false);
   assert.deepEqual(locks.snapshot().map((l) => [l.path, l.holder]), [["/f", "next"], ["/g", "x"]]);
 });
+
+Deno.test("a waiter whose signal aborts leaves the queue, answered false; the next one gets the lock", async () => {
+  const locks = new LockTable();
+  await locks.acquire("/f", "a");
+  const gaveUp = new AbortController();
+  const b = locks.acquire("/f", "b", true, gaveUp.signal);
+  const c = locks.acquire("/f", "c");
+  gaveUp.abort();
+  assert.equal(await b, false);
+  assert.deepEqual(locks.snapshot()[0].waiting, ["c"]);
+  assert.ok(locks.release("/f", "a"));
+  assert.equal(await c, true);
+  assert.equal(locks.snapshot()[0].holder, "c");
+  // an abort after the grant changes nothing
+  const held = new AbortController();
+  assert.equal(await locks.acquire("/g", "d", true, held.signal), true);
+  held.abort();
+  assert.equal(locks.snapshot().find((l) => l.path === "/g")?.holder, "d");
+});

@@ -20,6 +20,12 @@ export interface NativeContext {
    * end every child process at once.
    */
   signal: AbortSignal;
+  /**
+   * When the call must be answered (a `Date.now()` time), if its caller set
+   * a deadline (`timeout_ms` of `core.call`): work that waits on others
+   * should give up by then. At the deadline the process is stopped anyway.
+   */
+  deadline?: number;
 }
 
 /** A method: its result, or a thrown `RpcError`. */

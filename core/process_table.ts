@@ -42,6 +42,12 @@ export interface StartRequest {
   origin: Origin | null;
   /** Run this version instead of the current `plugin.wasm` (discovery of a new version). */
   component?: LoadedComponent;
+  /**
+   * The caller's deadline in milliseconds from now (`timeout_ms` of
+   * `core.call`): unanswered by then, the call gets -32006 from the core and
+   * the process is stopped.
+   */
+  timeoutMs?: number;
 }
 
 /** What a start holds against the limits until its process ends. */
@@ -70,6 +76,8 @@ export class ProcessManager {
   readonly #files: CoreFiles;
   readonly #processes = new Map<string, Process>();
   readonly #killTimers = new Map<string, ReturnType<typeof setTimeout>>();
+  /** The deadlines of calls (`timeout_ms`), by the callee's process ID. */
+  readonly #deadlines = new Map<string, ReturnType<typeof setTimeout>>();
   readonly #native = new Map<string, NativePlugin>();
   readonly #aborts = new Map<string, AbortController>();
   readonly #limits: Limits;
@@ -255,7 +263,9 @@ export class ProcessManager {
       cwd: "/",
       files: { world: this.#world.root },
       stdio: "rpc",
-      caller: request.origin?.peer instanceof Process
+      // a call with a deadline is answered through this thread alone, where the deadline is kept:
+      // a worker that answered its caller itself could race the core's -32006
+      caller: request.origin?.peer instanceof Process && request.timeoutMs === undefined
         ? { pid: request.origin.peer.pid, id: request.origin.id }
         : undefined,
     }, {
@@ -270,6 +280,7 @@ export class ProcessManager {
       ? { jsonrpc: "2.0", id: pid, method: request.method, params: request.params }
       : { jsonrpc: "2.0", method: request.method, params: request.params };
     process.deliver(first);
+    if (request.timeoutMs !== undefined) this.#keepDeadline(process, request.timeoutMs);
     // the parent may have ended while its version was read (a first transpile takes seconds):
     // an attached process still ends with it
     if (request.parent instanceof Process && request.parent.state === "ended") {
@@ -462,6 +473,7 @@ export class ProcessManager {
     });
     this.#aborts.set(pid, abort);
     this.#register(process, request, slot);
+    if (request.timeoutMs !== undefined) this.#keepDeadline(process, request.timeoutMs);
     const method = Object.hasOwn(native.methods, request.method)
       ? native.methods[request.method]
       : undefined;
@@ -472,6 +484,7 @@ export class ProcessManager {
       ? method({
         pid,
         signal: abort.signal,
+        deadline: request.timeoutMs === undefined ? undefined : Date.now() + request.timeoutMs,
         log: (line) => this.#journal.append(pid, request.plugin, "stderr", line),
         notify: (name, params) => {
           if (process.origin && !process.answered) {
@@ -511,6 +524,29 @@ export class ProcessManager {
       },
     );
     return process;
+  }
+
+  /**
+   * Keeps the deadline of a call: unanswered after `ms`, its caller gets
+   * -32006 and the process is stopped. A process that answered in time runs
+   * on (a detached server); one started by a notification is stopped.
+   */
+  #keepDeadline(process: Process, ms: number): void {
+    const timer = setTimeout(() => {
+      this.#deadlines.delete(process.pid);
+      if (process.state !== "running" || (process.origin && process.answered)) return;
+      if (process.origin) {
+        process.answer({ error: deadlineError(process, ms).toObject() });
+        this.#journal.event(
+          process.pid,
+          process.plugin,
+          `no answer to ${process.plugin}.${process.method} from ${process.origin.peer.name} ` +
+            `within its deadline of ${ms} ms: the caller got -32006`,
+        );
+      }
+      this.stop(process, `the deadline of its call passed (timeout_ms ${ms})`);
+    }, ms);
+    this.#deadlines.set(process.pid, timer);
   }
 
   #failedStart(pid: string, request: StartRequest, e: unknown, slot: Slot): Process {
@@ -617,6 +653,8 @@ export class ProcessManager {
     const timer = this.#killTimers.get(process.pid);
     if (timer !== undefined) clearTimeout(timer);
     this.#killTimers.delete(process.pid);
+    clearTimeout(this.#deadlines.get(process.pid));
+    this.#deadlines.delete(process.pid);
     this.#journal.event(process.pid, process.plugin, exitText(report));
     const end: ProcessEnd = { ...report, log: this.#journal.tail(process.pid) };
     this.#processes.delete(process.pid);
@@ -632,6 +670,16 @@ export class ProcessManager {
     // locks go last: the worker reported the end after the last file operation returned
     this.#locks.releaseAll(process.pid);
   }
+}
+
+/** The -32006 error of a call whose deadline passed (PROTOCOL 3.4). */
+export function deadlineError(process: Process, ms: number): RpcError {
+  return new RpcError(
+    ErrorCode.Deadline,
+    `${process.plugin}.${process.method}: no answer within the call's deadline of ${ms} ms ` +
+      `(timeout_ms): the process ${process.pid} is being stopped`,
+    { pid: process.pid, timeout_ms: ms },
+  );
 }
 
 /** The -32002 error of a process that ended without answering. */

@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { type CallRouter, type CoreApi, NO_ANSWER } from "./core_api.ts";
+import { type CallOptions, type CallRouter, type CoreApi, NO_ANSWER } from "./core_api.ts";
 import {
   type Classified,
   classify,
@@ -95,7 +95,7 @@ export class Router implements CallRouter {
     id: Id | undefined,
     method: string,
     params: Record<string, unknown>,
-    options: { detach?: boolean } = {},
+    options: CallOptions = {},
   ): Promise<void> {
     const split = splitMethod(method);
     if (!split) {
@@ -106,7 +106,7 @@ export class Router implements CallRouter {
     }
     if (split.target === CORE) {
       if (id === undefined) return await this.core.notify(caller, split.method, params);
-      const value = await this.core.request(caller, id, split.method, params);
+      const value = await this.#coreWithin(caller, id, split.method, params, options.timeoutMs);
       if (value !== NO_ANSWER) caller.deliver({ jsonrpc: "2.0", id, result: value ?? null });
       return;
     }
@@ -117,10 +117,46 @@ export class Router implements CallRouter {
       parent: options.detach ? null : caller,
       caller,
       origin: id === undefined ? null : { peer: caller, id },
+      timeoutMs: options.timeoutMs,
     });
     if (caller instanceof Process && id !== undefined) {
       const call = caller.outgoingCall(id);
       if (call) call.callee = started; // still unanswered
+    }
+  }
+
+  /**
+   * A core method's answer, or at the deadline -32006: a waiting `core.lock`
+   * leaves its queue; another method runs on, and its late answer is dropped.
+   */
+  async #coreWithin(
+    caller: Peer,
+    id: Id,
+    method: string,
+    params: Record<string, unknown>,
+    timeoutMs: number | undefined,
+  ): Promise<unknown> {
+    if (timeoutMs === undefined) return await this.core.request(caller, id, method, params);
+    const abort = new AbortController();
+    const answer = this.core.request(caller, id, method, params, abort.signal);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        abort.abort();
+        reject(
+          new RpcError(
+            ErrorCode.Deadline,
+            `core.${method}: no answer within the call's deadline of ${timeoutMs} ms (timeout_ms)` +
+              (method === "lock" ? "; the lock was not taken" : "; its late answer is dropped"),
+            { timeout_ms: timeoutMs },
+          ),
+        );
+      }, timeoutMs);
+    });
+    try {
+      return await Promise.race([answer, expired]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

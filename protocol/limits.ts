@@ -42,6 +42,11 @@ export const MAX_JSON_DEPTH = 256;
 
 /** How long a stopping process may take before it is killed (PROTOCOL 3.6). */
 export const STOP_GRACE_MS = 5000;
+/**
+ * The longest deadline of a call, `timeout_ms` of `core.call`: what a
+ * timer can wait, 2^31 - 1 ms or about 24.8 days (PROTOCOL 3.4).
+ */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 /** The grace period of a version that declares none, in seconds (PROTOCOL 3.7). */
 export const DEFAULT_GRACE_SECONDS = 60;
 

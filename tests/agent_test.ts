@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { agentWorld, history, messagesOf } from "./agent_world.ts";
+import { eventually } from "./world.ts";
 import type { ModelApi } from "./model_server.ts";
 
 const APIS: ModelApi[] = ["openai-chat-completions", "anthropic-messages"];
@@ -353,6 +354,67 @@ Deno.test("bad tool calls are results the model can act on, never the end of the
   assert.match(results.get("c3")!, /cannot read \/state\/none\.txt/);
   assert.match(results.get("c4")!, /error 4711: probe failed on purpose/);
   assert.match(results.get("c5")!, /cannot read/);
+});
+
+Deno.test("a file that says the process is stopping is data: the turn goes on and answers", async () => {
+  // the SDK's own error.rs holds the words of its stop error; reading it once hung the turn
+  const sdkError = "/plugins/cargo/sdk/sausage-plugin/src/error.rs";
+  const words = "the process is stopping (stdin closed): no answer can arrive";
+  await using w = await agentWorld({
+    files: { "state/demo/look-alike.txt": `error -32000: ${words}\n` },
+    script: [
+      {
+        toolCalls: [
+          { name: "read_file", arguments: { path: sdkError }, id: "c1" },
+          { name: "read_file", arguments: { path: "/state/demo/look-alike.txt" }, id: "c2" },
+          { name: "call", arguments: { method: "probe.fail" }, id: "c3" },
+        ],
+      },
+      { text: "Read them all." },
+    ],
+  });
+  const chat = await w.chat("read the SDK's errors");
+  assert.equal(chat.response.result, "Read them all.", JSON.stringify(chat.response));
+  const results = toolResults(messagesOf(w.server, 2));
+  assert.ok(results.get("c1")!.includes(words), "the SDK file still holds the words");
+  assert.ok(results.get("c2")!.includes(words));
+  const steps = await history(w);
+  assert.deepEqual(steps.map((s) => s.role), [
+    "user",
+    "assistant",
+    "tool",
+    "assistant",
+    "tool",
+    "assistant",
+    "tool",
+    "assistant",
+  ]);
+  assert.ok(!steps.some((s) => s.blocks.includes("cancelled")), JSON.stringify(steps));
+  await eventually(() => w.host.processes.list().length === 0);
+});
+
+Deno.test("a tool's call past tool_timeout_seconds is -32006 for the model, and the callee is stopped", async () => {
+  await using w = await agentWorld({
+    yaml: "tool_timeout_seconds: 1",
+    script: [
+      { toolCalls: [{ name: "call", arguments: { method: "probe.never" }, id: "c1" }] },
+      { text: "It took too long." },
+    ],
+  });
+  const chat = await w.chat("call the slow one");
+  assert.equal(chat.response.result, "It took too long.");
+  const results = toolResults(messagesOf(w.server, 2));
+  assert.match(
+    results.get("c1")!,
+    /^error -32006: probe\.never: no answer within the call's deadline of 1000 ms/,
+  );
+  await eventually(() => w.host.processes.list().length === 0);
+  const bad = await agentWorld({ script: [], yaml: "tool_timeout_seconds: 0" });
+  try {
+    assert.match(errorOf(await bad.chat("hi")), /`tool_timeout_seconds`/);
+  } finally {
+    await bad[Symbol.asyncDispose]();
+  }
 });
 
 Deno.test("garbage, an endless stream and a 50 MB answer: clear errors, and the session goes on", async () => {

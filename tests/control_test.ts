@@ -265,6 +265,30 @@ Deno.test("sausage call, ps, log, stop and kill reach a headless host through it
   }
 });
 
+Deno.test("sausage call --timeout against a running host: the host's -32006, exit 1, the callee stopped", async () => {
+  const { root, child } = await headless();
+  try {
+    const slow = await run(["call", root, "probe.never", "--timeout", "0.5"]);
+    assert.equal(slow.code, 1, slow.stderr);
+    const error = JSON.parse(slow.stdout);
+    assert.equal(error.code, -32006);
+    assert.equal(error.data.timeout_ms, 500);
+    await eventually(async () =>
+      JSON.parse((await run(["ps", root, "--json"])).stdout).length === 0
+    );
+    const fast = await run(["call", root, "probe.echo", '{"x": 2}', "--timeout", "30"]);
+    assert.equal(fast.code, 0, fast.stderr);
+    assert.deepEqual(JSON.parse(fast.stdout), { x: 2 });
+    const tooLong = await run(["call", root, "probe.echo", "--timeout", "3000000"]);
+    assert.equal(tooLong.code, 2);
+    assert.match(tooLong.stderr, /--timeout takes a positive number of seconds, at most 2147483/);
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
+});
+
 Deno.test("Ctrl-C of sausage call stops only that call's process; the host goes on", async () => {
   const { root, child } = await headless();
   const watcher = await connect(root);

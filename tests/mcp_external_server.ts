@@ -5,7 +5,8 @@
  *
  * Tools: `echo {text}` (text and structuredContent), `fail` (isError),
  * `slow {steps}` (a progress notification a step, every 50 ms; writes the
- * file `$CANCELLED_FILE` when the client cancels it), and `many_<n>` for
+ * file `$CANCELLED_FILE` when the client cancels it), `hang` (answers only a
+ * cancel, without progress), and `many_<n>` for
  * `--tools N`. `--crash` writes to stderr and exits before initialize.
  */
 // @ts-types="@modelcontextprotocol/sdk/server/mcp"
@@ -61,6 +62,18 @@ function server(): McpServer {
       }
       return { content: [{ type: "text", text: `took ${steps} steps` }] };
     },
+  );
+  s.registerTool(
+    "hang",
+    { description: "Never answers, and sends no progress" },
+    (extra) =>
+      new Promise((resolve) => {
+        extra.signal.addEventListener("abort", () => {
+          const file = Deno.env.get("CANCELLED_FILE");
+          if (file) Deno.writeTextFileSync(file, "hang cancelled");
+          resolve({ content: [{ type: "text", text: "cancelled" }] });
+        });
+      }),
   );
   for (let i = 0; i < Number(values.tools ?? 0); i++) {
     s.registerTool(`many_${i}`, { description: `tool ${i}` }, () => ({

@@ -33,7 +33,7 @@ Deno.test("mcp.tools and mcp.call reach a server over stdio: results, isError, p
   };
   assert.deepEqual(
     listed.tools.map((t) => t.name),
-    ["echo", "fail", "slow", "many_0", "many_1", "many_2"],
+    ["echo", "fail", "slow", "hang", "many_0", "many_1", "many_2"],
   );
   assert.ok(listed.tools.every((t) => t.server === "scripted"));
   assert.deepEqual(Object.keys(listed.tools[0].inputSchema.properties ?? {}), ["text"]);
@@ -122,6 +122,49 @@ Deno.test("core.stop of an mcp.call cancels the server's request", async () => {
         return false;
       }
     }, 10_000);
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("a caller's deadline bounds mcp.call and cancels the request; the SDK's own timeout is -32005, not -32001", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "sausage-mcp-" });
+  const cancelled = join(dir, "cancelled");
+  await using w = await startWorld({
+    files: {
+      "config/agent.yaml": agentYaml({
+        scripted: { ...scripted(), env: { CANCELLED_FILE: cancelled } },
+        short: { ...scripted(), timeout_seconds: 1 },
+      }),
+    },
+  });
+  try {
+    // connected first, so that the deadline below is the request's alone
+    const echo = await w.request("mcp.call", {
+      server: "scripted",
+      tool: "echo",
+      arguments: { text: "up" },
+    });
+    assert.ok(echo.result, JSON.stringify(echo));
+    const bounded = await w.request("core.call", {
+      method: "mcp.call",
+      params: { server: "scripted", tool: "hang" },
+      timeout_ms: 700,
+    });
+    assert.equal(bounded.error?.code, -32006, JSON.stringify(bounded));
+    await eventually(async () => {
+      try {
+        return (await Deno.readTextFile(cancelled)) === "hang cancelled";
+      } catch {
+        return false;
+      }
+    }, 10_000);
+    // timeout_seconds of the entry: the SDK's RequestTimeout is -32001, Sausage's "no such plugin"
+    const timedOut = await w.request("mcp.call", { server: "short", tool: "hang" });
+    assert.equal(timedOut.error?.code, -32005, JSON.stringify(timedOut));
+    assert.equal((timedOut.error?.data as { mcp_code: number }).mcp_code, -32001);
+    assert.match(timedOut.error!.message, /the MCP server "short": .*timed out/i);
+    await eventually(() => w.host.processes.list().length === 0);
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
@@ -219,7 +262,7 @@ Deno.test("a server with 1,000 tools is listed whole", async () => {
     files: { "config/agent.yaml": agentYaml({ big: scripted("--tools", "1000") }) },
   });
   const listed = await w.call("mcp.tools", { server: "big" }) as { tools: unknown[] };
-  assert.equal(listed.tools.length, 1003);
+  assert.equal(listed.tools.length, 1004);
 });
 
 for (const api of ["openai-chat-completions", "anthropic-messages"] as ModelApi[]) {

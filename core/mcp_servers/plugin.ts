@@ -196,10 +196,11 @@ export class McpServers {
       const page = await this.#guard(
         entry,
         connection,
+        ctx,
         () =>
           connection.client.listTools(cursor ? { cursor } : {}, {
             signal: ctx.signal,
-            timeout: entry.timeoutSeconds * 1000,
+            timeout: requestTimeout(entry, ctx),
           }),
       );
       for (const t of page.tools) {
@@ -229,14 +230,16 @@ export class McpServers {
       throw new RpcError(ErrorCode.InvalidParams, `mcp.call: "arguments" must be an object`);
     }
     const connection = await this.#connect(entry, ctx);
-    const result = await this.#guard(entry, connection, () =>
+    const result = await this.#guard(entry, connection, ctx, () =>
       connection.client.callTool(
         { name: tool, arguments: args as Record<string, unknown> },
         undefined,
         {
           signal: ctx.signal,
-          timeout: entry.timeoutSeconds * 1000,
+          timeout: requestTimeout(entry, ctx),
           resetTimeoutOnProgress: true,
+          // progress resets the server's own timeout, never the caller's deadline
+          ...(ctx.deadline === undefined ? {} : { maxTotalTimeout: requestTimeout(entry, ctx) }),
           onprogress: (p) => ctx.notify("progress", { server: entry.name, tool, ...p }),
         },
       )) as CallToolResult;
@@ -256,6 +259,7 @@ export class McpServers {
   async #guard<T>(
     entry: { name: string },
     connection: Connection,
+    ctx: NativeContext,
     request: () => Promise<T>,
   ): Promise<T> {
     connection.lastUsed = Date.now();
@@ -266,12 +270,20 @@ export class McpServers {
       if (e instanceof RpcError) throw e;
       const err = e as Error & { code?: number; data?: unknown };
       const gone = connection.closed ? ` (it ended${stderrOf(connection)})` : "";
-      // an MCP error (unknown tool, bad arguments) keeps its code, as the server sent it
-      throw new RpcError(
-        typeof err.code === "number" && err.code < 0 ? err.code : MCP_SERVER_ERROR,
-        `the MCP server "${entry.name}": ${err.message}${gone}`,
-        err.data,
-      );
+      const message = `the MCP server "${entry.name}": ${err.message}${gone}`;
+      const code = typeof err.code === "number" ? err.code : undefined;
+      // a server's error (an unknown tool, bad arguments, its own codes) keeps its code
+      if (code !== undefined && (code < -32099 || code > -32000)) {
+        throw new RpcError(code, message, err.data);
+      }
+      // -32000 to -32099 mean Sausage's own errors here (-32001: no such plugin), so a server's
+      // code in that range, and the SDK's own timeout (-32001) and closed connection (-32000),
+      // go in `data`, never as the code
+      const late = ctx.deadline !== undefined && Date.now() >= ctx.deadline;
+      throw new RpcError(late ? ErrorCode.Deadline : MCP_SERVER_ERROR, message, {
+        ...(code === undefined ? {} : { mcp_code: code }),
+        ...(err.data === undefined ? {} : { mcp_data: err.data }),
+      });
     } finally {
       connection.inFlight--;
       connection.lastUsed = Date.now();
@@ -506,3 +518,12 @@ const DISCOVER = {
     },
   ],
 };
+
+/**
+ * An MCP request's timeout: the server's `timeout_seconds`, or what is left
+ * of the caller's deadline (`timeout_ms` of `core.call`) when that is sooner.
+ */
+function requestTimeout(entry: ServerConfig, ctx: NativeContext): number {
+  const own = entry.timeoutSeconds * 1000;
+  return ctx.deadline === undefined ? own : Math.max(1, Math.min(own, ctx.deadline - Date.now()));
+}

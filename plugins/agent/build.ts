@@ -76,9 +76,7 @@ export async function buildAgent(options: AgentBuildOptions = {}): Promise<Agent
   const dist = options.dist === undefined ? join(crate, "dist") : options.dist;
   const toolchain = await findWasmToolchain();
   const before = await readAgentSource(crate);
-  const stage = join(targetDir, "stage");
-  const sdk = join(stage, ".sdk");
-  await writeStage(stage, before, await sdkFiles());
+  const { stage, sdk } = await stageAgent(join(targetDir, "stage"), before);
   const args = [
     "build",
     "--release",
@@ -86,8 +84,7 @@ export async function buildAgent(options: AgentBuildOptions = {}): Promise<Agent
     WASM_TARGET,
     "--message-format",
     "json-render-diagnostics",
-    "--config",
-    `patch.crates-io.sausage-plugin.path=${JSON.stringify(join(sdk, "sausage-plugin"))}`,
+    ...sdkPatch(sdk),
   ];
   const out = await new Deno.Command("cargo", {
     args,
@@ -141,6 +138,33 @@ export async function buildAgent(options: AgentBuildOptions = {}): Promise<Agent
     await Deno.writeTextFile(join(dist, "agent.json"), JSON.stringify(manifest, null, 2) + "\n");
   }
   return { artifact, wasm, manifest };
+}
+
+/**
+ * Lays out a stage of the agent's crate in `stage`: its files (`source`, by
+ * default read from the crate now) and the SDK as the host ships it in
+ * `.sdk/`. Cargo runs there with {@linkcode sdkPatch}.
+ *
+ * @example
+ * ```ts
+ * const { stage, sdk } = await stageAgent("/tmp/agent-stage");
+ * console.log(stage, sdkPatch(sdk));
+ * ```
+ */
+export async function stageAgent(
+  stage: string,
+  source?: Map<string, Uint8Array>,
+): Promise<{ stage: string; sdk: string }> {
+  await writeStage(stage, source ?? await readAgentSource(AGENT_CRATE), await sdkFiles());
+  return { stage, sdk: join(stage, ".sdk") };
+}
+
+/** Cargo's arguments that point `sausage-plugin = "0.1"` at the staged SDK. */
+export function sdkPatch(sdk: string): string[] {
+  return [
+    "--config",
+    `patch.crates-io.sausage-plugin.path=${JSON.stringify(join(sdk, "sausage-plugin"))}`,
+  ];
 }
 
 /** Lays out the stage: the crate's files (nothing else of an earlier stage) and the SDK in `.sdk/`. */

@@ -54,6 +54,9 @@ pub struct Config {
     pub max_tokens: u64,
     /// The longest wait for the first byte of an answer and between two bytes.
     pub timeout_seconds: u64,
+    /// The longest wait for the answer of a tool's call (a plugin, `cargo.build`, an MCP tool):
+    /// past it the core answers -32006 and stops the callee, and the model reads that.
+    pub tool_timeout_seconds: u64,
     /// `mcp_servers` names servers: their tools are the model's too (from `mcp.tools`).
     pub mcp_servers: bool,
 }
@@ -70,9 +73,13 @@ const FIELDS: &[&str] = &[
     "context_tokens",
     "max_tokens",
     "timeout_seconds",
+    "tool_timeout_seconds",
     // read by the host's plugin `mcp`, which checks it; the agent only asks whether it is there
     "mcp_servers",
 ];
+
+/// The default of `tool_timeout_seconds`: a first build on a new cache takes a minute or two.
+pub const DEFAULT_TOOL_TIMEOUT_SECONDS: u64 = 900;
 
 /// A configuration problem, in words that name the field and the file.
 pub type Problem = String;
@@ -175,6 +182,7 @@ pub fn parse(text: &str, env: impl Fn(&str) -> Option<String>) -> Result<Config,
     let context_tokens = fields.integer("context_tokens", 1_000, 100_000_000)?.unwrap_or(128_000);
     let max_tokens = fields.integer("max_tokens", 1, 10_000_000)?.unwrap_or(8_192);
     let timeout_seconds = fields.integer("timeout_seconds", 1, 86_400)?.unwrap_or(300);
+    let tool_timeout_seconds = fields.integer("tool_timeout_seconds", 1, 86_400)?.unwrap_or(DEFAULT_TOOL_TIMEOUT_SECONDS);
     let mcp_servers = matches!(fields.get("mcp_servers"), Some(Value::Mapping(m)) if !m.is_empty());
     Ok(Config {
         api,
@@ -187,6 +195,7 @@ pub fn parse(text: &str, env: impl Fn(&str) -> Option<String>) -> Result<Config,
         context_tokens,
         max_tokens,
         timeout_seconds,
+        tool_timeout_seconds,
         mcp_servers,
     })
 }

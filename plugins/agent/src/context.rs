@@ -145,10 +145,12 @@ pub fn compact(messages: &mut [Message], target: u64, keep_recent: usize) -> Opt
             break;
         }
         if let Message::Tool { name, content, .. } = message {
-            if content.len() <= KEEP_SHORT || content.starts_with("[compacted") {
+            // a note is always shorter than KEEP_SHORT, so it is never compacted again; no text of a
+            // result (which a file or a server chooses) decides it
+            if content.len() <= KEEP_SHORT {
                 continue;
             }
-            let head: String = content.chars().take(300).collect();
+            let head = &content[..content.floor_char_boundary(300)];
             let note = format!(
                 "[compacted to keep the conversation within context_tokens: the {} bytes of this {name} result \
                  are gone; it began: {head}…]",
@@ -214,5 +216,20 @@ mod tests {
         assert!(matches!(&m[1], Message::Tool { content, .. } if content.starts_with("[compacted")));
         assert!(matches!(&m[3], Message::Tool { content, .. } if content.len() == 40_000));
         assert!(compact(&mut m, 12_000, 2).is_none());
+    }
+
+    #[test]
+    fn a_result_that_looks_like_a_note_is_compacted_and_a_note_never_again() {
+        // a file or a server may begin its text with the note's words: only the length decides
+        let look_alike = format!("[compacted {}", "é".repeat(30_000));
+        let long_name = "mcp__server__".to_string() + &"t".repeat(51);
+        let mut m = vec![
+            assistant(vec![call("a")]),
+            Message::Tool { call_id: "a".into(), name: long_name, content: look_alike, is_error: false },
+        ];
+        assert_eq!(compact(&mut m, 100, 0).unwrap().results, 1);
+        let Message::Tool { content, .. } = &m[1] else { unreachable!() };
+        assert!(content.len() <= KEEP_SHORT, "a note of {} bytes", content.len());
+        assert!(compact(&mut m, 0, 0).is_none());
     }
 }

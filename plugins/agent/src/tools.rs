@@ -1,11 +1,13 @@
 //! The model's tools. A tool never fails the turn: its error is a result
 //! that the model reads and can act on.
 
+use crate::config::Config;
 use crate::model::ToolSpec;
 use sausage_plugin::Ctx;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// The most bytes of a result that go to the model.
 pub const MAX_RESULT: usize = 64 * 1024;
@@ -129,10 +131,10 @@ pub struct McpTools {
 pub const MCP_PREFIX: &str = "mcp__";
 
 impl McpTools {
-    /// Lists the tools now (the host starts the servers it must).
-    pub async fn load() -> McpTools {
+    /// Lists the tools now (the host starts the servers it must), waiting at most `timeout`.
+    pub async fn load(timeout: Duration) -> McpTools {
         let mut tools = McpTools::default();
-        let listed = match sausage_plugin::call("mcp.tools", json!({})).await {
+        let listed = match sausage_plugin::call("mcp.tools", json!({})).timeout(timeout).await {
             Ok(v) => v,
             Err(e) => {
                 tools.problems.push(format!("mcp.tools failed: {}", e.message()));
@@ -169,8 +171,10 @@ impl McpTools {
     }
 }
 
-/// Runs a tool. `ctx` gets the progress of a called process.
-pub async fn run(name: &str, arguments: &str, ctx: &Ctx, mcp: &McpTools) -> Outcome {
+/// Runs a tool. `ctx` gets the progress of a called process; a call waits at
+/// most `tool_timeout_seconds` of `config`.
+pub async fn run(name: &str, arguments: &str, ctx: &Ctx, config: &Config, mcp: &McpTools) -> Outcome {
+    let timeout = Duration::from_secs(config.tool_timeout_seconds);
     let args: Value = match serde_json::from_str(arguments) {
         Ok(v @ Value::Object(_)) => v,
         Ok(_) => return fail(format!("the arguments of {name} must be a JSON object, not {arguments}")),
@@ -183,10 +187,10 @@ pub async fn run(name: &str, arguments: &str, ctx: &Ctx, mcp: &McpTools) -> Outc
     };
     if let Some((server, tool)) = mcp.routes.get(name) {
         let params = json!({"method": "mcp.call", "params": {"server": server, "tool": tool, "arguments": args}});
-        return mcp_outcome(call(&params, ctx).await);
+        return mcp_outcome(call(&params, ctx, timeout).await);
     }
     let result = match name {
-        "call" => return call(&args, ctx).await,
+        "call" => return call(&args, ctx, timeout).await,
         "read_file" => read_file(&args),
         "write_file" => write_file(&args),
         "edit_file" => edit_file(&args),
@@ -220,7 +224,7 @@ fn io_error(action: &str, path: &Path, e: std::io::Error) -> String {
     format!("cannot {action} {}: {e}", path.display())
 }
 
-async fn call(args: &Value, ctx: &Ctx) -> Outcome {
+async fn call(args: &Value, ctx: &Ctx, timeout: Duration) -> Outcome {
     let Some(method) = args["method"].as_str().filter(|m| !m.is_empty()) else {
         return fail("`method` is missing: give `<plugin>.<method>`, for example notes.list".into());
     };
@@ -235,7 +239,7 @@ async fn call(args: &Value, ctx: &Ctx) -> Outcome {
     };
     let forward = ctx.clone();
     let callee = method.to_string();
-    let mut request = sausage_plugin::call(method, params).on_notify(move |name, params| {
+    let mut request = sausage_plugin::call(method, params).timeout(timeout).on_notify(move |name, params| {
         forward.notify("progress", json!({"method": callee, "name": name, "params": params}));
     });
     if args["detach"].as_bool() == Some(true) {

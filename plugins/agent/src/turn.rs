@@ -134,10 +134,6 @@ fn cancel(turn: &Rc<RefCell<Turn>>) {
     }
 }
 
-fn is_stopping(outcome: &tools::Outcome) -> bool {
-    outcome.content.contains("the process is stopping (stdin closed)")
-}
-
 /// Runs one turn; the result is the model's final text.
 pub async fn run(ctx: &Ctx, config: &Config, session: Session, text: String) -> Result<String> {
     let started = sausage_plugin::wstd::time::Instant::now();
@@ -170,7 +166,7 @@ async fn steps(
     started: sausage_plugin::wstd::time::Instant,
 ) -> Result<String> {
     // the tools of external MCP servers are listed once a turn, so an edit of agent.yaml applies at the next message
-    let mut mcp = if config.mcp_servers { tools::McpTools::load().await } else { tools::McpTools::default() };
+    let mut mcp = if config.mcp_servers { tools::McpTools::load(std::time::Duration::from_secs(config.tool_timeout_seconds)).await } else { tools::McpTools::default() };
     let mut system = crate::prompt::system(name);
     if !mcp.specs.is_empty() || !mcp.problems.is_empty() {
         system.push_str(&crate::prompt::mcp(mcp.specs.len(), &mcp.problems));
@@ -317,10 +313,12 @@ async fn steps(
                 notify_step(ctx, name, &s);
                 t.session.commit(vec![("agent.op.v1", op_data), ("agent.step.v1", s)]).map_err(io)?;
             }
-            let outcome = tools::run(&call.name, &call.arguments, ctx, &mcp).await;
-            if is_stopping(&outcome) {
+            let outcome = tools::run(&call.name, &call.arguments, ctx, config, &mcp).await;
+            // a typed fact of this process's runtime, never the result's text: a file or an
+            // answer may contain any words (a read of the SDK's error.rs once hung the turn)
+            if sausage_plugin::stopping() {
                 cancel(turn);
-                std::future::pending::<()>().await; // the process ends; no answer goes out
+                return Err(Error::new("the turn was stopped: the agent's process is stopping"));
             }
             let mut t = turn.borrow_mut();
             if t.done {

@@ -11,6 +11,7 @@ use std::future::{Future, IntoFuture};
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::rc::Rc;
+use std::time::Duration;
 
 /// Calls `method` with `params`: an untyped call. Await it for the result,
 /// a JSON value.
@@ -42,6 +43,9 @@ pub fn call(method: &str, params: impl Serialize) -> Call<Value> {
     Call::build(None, method, params)
 }
 
+/// The longest timeout of a call: what a JavaScript timer can wait (2^31 - 1 ms).
+const MAX_TIMEOUT_MS: u64 = 2_147_483_647;
+
 /// A call that has not been sent yet: set its options, then `.await` it.
 ///
 /// Awaiting sends the request and waits for the answer: `Ok` with the result
@@ -67,6 +71,7 @@ pub struct Call<R = Value> {
     method: String,
     params: Result<Value>,
     detach: bool,
+    timeout: Option<Duration>,
     on_notify: Option<NotifyFn>,
     result: PhantomData<fn() -> R>,
 }
@@ -81,7 +86,7 @@ impl<R> Call<R> {
             ))),
             Err(e) => Err(Error::invalid_params(format!("the params of {method} do not serialize: {e}"))),
         };
-        Call { via, method: method.to_owned(), params, detach: false, on_notify: None, result: PhantomData }
+        Call { via, method: method.to_owned(), params, detach: false, timeout: None, on_notify: None, result: PhantomData }
     }
 
     /// Starts the callee as a detached process: it does not end when this
@@ -98,6 +103,27 @@ impl<R> Call<R> {
     /// ```
     pub fn detach(mut self) -> Self {
         self.detach = true;
+        self
+    }
+
+    /// Bounds the call: when the callee has not answered within `limit`, the
+    /// call fails with [`Error::DEADLINE`] (-32006), whatever the callee does.
+    /// Through the core (PROTOCOL 3.4) the core answers for the callee and
+    /// stops it (sent as `core.call {"method", "params", "timeout_ms"}`);
+    /// over an endpoint connection the call is given up here and the other
+    /// side is not told. A limit under a millisecond counts as one; one past
+    /// about 24.8 days (2^31 - 1 ms) is refused with -32602.
+    ///
+    /// ```no_run
+    /// # async fn f() -> sausage_plugin::Result<()> {
+    /// use std::time::Duration;
+    /// let built = sausage_plugin::call("cargo.build", serde_json::json!({"plugin": "notes"}))
+    ///     .timeout(Duration::from_secs(600))
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn timeout(mut self, limit: Duration) -> Self {
+        self.timeout = Some(limit);
         self
     }
 
@@ -131,6 +157,7 @@ impl<R> Call<R> {
             method: self.method,
             params: self.params,
             detach: self.detach,
+            timeout: self.timeout,
             on_notify: self.on_notify,
             result: PhantomData,
         }
@@ -147,6 +174,7 @@ impl<R> Call<R> {
 
     async fn send(self) -> Result<Value> {
         let params = self.params?;
+        let through_core = self.via.is_none();
         let peer = match self.via {
             Some(peer) => {
                 if self.detach {
@@ -159,12 +187,40 @@ impl<R> Call<R> {
             }
             None => runtime::core()?,
         };
-        if self.detach {
-            let params = json!({"method": self.method, "params": params, "detach": true});
-            peer.request("core.call", params, self.on_notify, None).await
-        } else {
-            peer.request(&self.method, params, self.on_notify, None).await
+        let timeout_ms = match self.timeout {
+            None => None,
+            Some(limit) => match u64::try_from(limit.as_millis()) {
+                Ok(ms) if ms <= MAX_TIMEOUT_MS => Some(ms.max(1)),
+                _ => {
+                    return Err(Error::invalid_params(format!(
+                        "{}: a timeout of {limit:?} is past the longest, {MAX_TIMEOUT_MS} ms (about 24.8 days)",
+                        self.method
+                    )));
+                }
+            },
+        };
+        if through_core && (self.detach || timeout_ms.is_some()) {
+            let mut params = json!({"method": self.method, "params": params});
+            if self.detach {
+                params["detach"] = json!(true);
+            }
+            if let Some(ms) = timeout_ms {
+                params["timeout_ms"] = json!(ms);
+            }
+            return peer.request("core.call", params, self.on_notify, None).await;
         }
+        let answer = peer.request(&self.method, params, self.on_notify, None);
+        let Some(ms) = timeout_ms else { return answer.await };
+        // over an endpoint connection nobody else keeps the deadline
+        let expired = async {
+            wstd::task::sleep(wstd::time::Duration::from_millis(ms)).await;
+            Err(Error::with_code(
+                Error::DEADLINE,
+                format!("{}: no answer within its timeout of {ms} ms; the call was given up", self.method),
+            )
+            .with_data(json!({"timeout_ms": ms})))
+        };
+        futures_lite::future::or(answer, expired).await
     }
 }
 
@@ -189,6 +245,7 @@ impl<R> std::fmt::Debug for Call<R> {
             .field("method", &self.method)
             .field("params", &self.params)
             .field("detach", &self.detach)
+            .field("timeout", &self.timeout)
             .finish_non_exhaustive()
     }
 }

@@ -53,6 +53,9 @@ pub struct Error {
     code: i64,
     message: String,
     data: Option<Value>,
+    /// Made by this process's runtime because the core closed stdin: a typed
+    /// fact that no text of a message, a file or a callee's answer can set.
+    stopping: bool,
 }
 
 impl Error {
@@ -129,6 +132,23 @@ impl Error {
     /// }
     /// ```
     pub const PROCESS_ENDED: i64 = -32002;
+    /// The call's deadline passed before the callee answered (PROTOCOL 3.4):
+    /// the core answered for it and stopped it. See [`Call::timeout`](crate::Call::timeout).
+    ///
+    /// ```
+    /// use sausage_plugin::{Error, Result, call};
+    /// use std::time::Duration;
+    ///
+    /// /// The weather, or `None` when the weather plugin takes longer than 2 s.
+    /// async fn weather() -> Result<Option<String>> {
+    ///     match call("weather.now", ()).timeout(Duration::from_secs(2)).returning::<String>().await {
+    ///         Ok(text) => Ok(Some(text)),
+    ///         Err(e) if e.code() == Error::DEADLINE => Ok(None),
+    ///         Err(e) => Err(e),
+    ///     }
+    /// }
+    /// ```
+    pub const DEADLINE: i64 = -32006;
 
     /// An error with the code [`Error::FAILED`].
     ///
@@ -137,7 +157,7 @@ impl Error {
     /// assert_eq!(e.to_string(), "no such note");
     /// ```
     pub fn new(message: impl fmt::Display) -> Self {
-        Error { code: Self::FAILED, message: message.to_string(), data: None }
+        Error { code: Self::FAILED, message: message.to_string(), data: None, stopping: false }
     }
 
     /// An error with its own code. Application codes should be outside
@@ -148,7 +168,7 @@ impl Error {
     /// assert_eq!(e.code(), 404);
     /// ```
     pub fn with_code(code: i64, message: impl fmt::Display) -> Self {
-        Error { code, message: message.to_string(), data: None }
+        Error { code, message: message.to_string(), data: None, stopping: false }
     }
 
     /// An error with the code [`Error::INVALID_PARAMS`] (-32602).
@@ -214,12 +234,30 @@ impl Error {
             code: error.get("code").and_then(Value::as_i64).unwrap_or(Self::FAILED),
             message: error.get("message").and_then(Value::as_str).unwrap_or("an error without a message").to_owned(),
             data: error.get("data").cloned(),
+            // an answer is text from another process: it can never say that this one stops
+            stopping: false,
         }
+    }
+
+    /// Whether this process's own runtime made the error because the core
+    /// closed stdin (PROTOCOL 3.6): the process is stopping, and no answer to
+    /// any call can arrive. Decide on this, never on the message: an answer,
+    /// a file or a log can contain any text, and an error that came from
+    /// another process (or through JSON) is never `stopping`.
+    ///
+    /// ```
+    /// use sausage_plugin::Error;
+    ///
+    /// let look_alike = Error::new("the process is stopping (stdin closed): no answer can arrive");
+    /// assert!(!look_alike.is_stopping());
+    /// ```
+    pub fn is_stopping(&self) -> bool {
+        self.stopping
     }
 
     /// The error of a call that cannot be answered because stdin has closed.
     pub(crate) fn stopping() -> Self {
-        Error::new("the process is stopping (stdin closed): no answer can arrive")
+        Error { stopping: true, ..Error::new("the process is stopping (stdin closed): no answer can arrive") }
     }
 }
 
@@ -272,6 +310,16 @@ mod tests {
         let e: Error = serde_json::from_str::<u8>("x").unwrap_err().into();
         assert_eq!(e.code(), Error::FAILED);
         assert!(e.message().contains("expected value"));
+    }
+
+    #[test]
+    fn stopping_is_a_fact_of_this_process_not_a_text() {
+        let stop = Error::stopping();
+        assert!(stop.is_stopping());
+        // the same words through JSON (a callee's answer) or from a file are data, not a stop
+        assert!(!Error::from_json(&stop.to_json()).is_stopping());
+        assert!(!Error::new(stop.message()).is_stopping());
+        assert!(!Error::from(std::io::Error::other(stop.message().to_owned())).is_stopping());
     }
 
     #[test]

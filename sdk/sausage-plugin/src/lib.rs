@@ -136,7 +136,7 @@ pub use error::{Error, Result};
 pub use fs::{pid, plugin, state_dir, write_atomic};
 pub use interface::{Endpoint, Interface, MethodResult, ParamsStruct, Retired, SchemaType};
 pub use lock::{Lock, LockGuard, lock};
-pub use runtime::{TaskOutput, background, on_stop, run};
+pub use runtime::{TaskOutput, background, on_stop, run, stopping};
 
 /// Makes an `impl` block an interface: its methods become JSON-RPC methods.
 ///

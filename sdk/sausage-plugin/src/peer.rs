@@ -350,7 +350,10 @@ impl Future for ResponseFuture {
         match Pin::new(&mut self.rx).poll(cx) {
             Poll::Ready(answer) => {
                 self.finished = true;
-                Poll::Ready(answer.unwrap_or_else(|_| Err(Error::stopping())))
+                // the sender went without an answer: the link ended (not a stop of this process,
+                // which `close` reports with its own error)
+                let label = &self.peer.label;
+                Poll::Ready(answer.unwrap_or_else(|_| Err(Error::new(format!("{label}: the link ended without an answer")))))
             }
             Poll::Pending => Poll::Pending,
         }

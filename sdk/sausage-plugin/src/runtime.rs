@@ -329,6 +329,41 @@ impl<E: Display> TaskOutput for std::result::Result<(), E> {
     }
 }
 
+/// Whether the core has asked this process to stop: it closed stdin
+/// (PROTOCOL 3.6). From then on every call through the core fails at once
+/// with an error whose [`Error::is_stopping`] is true, the [`on_stop`] hooks
+/// run, and the core kills the process 5 seconds later (calls over an
+/// endpoint connection go on until it closes). False outside [`run`] and
+/// tests.
+///
+/// A handler that sees a call fail can ask this to tell "the callee failed"
+/// from "this process is stopping" without reading the error's text.
+///
+/// # Example
+///
+/// ```no_run
+/// use sausage_plugin::{Result, call, stopping};
+///
+/// /// Calls each worker in turn; stops early when the process is stopping.
+/// async fn all(workers: &[&str]) -> Result<usize> {
+///     let mut done = 0;
+///     for w in workers {
+///         if let Err(e) = call(&format!("{w}.run"), ()).await {
+///             if stopping() {
+///                 return Err(e); // the caller will not read the answer: end now
+///             }
+///             eprintln!("{w} failed: {e}");
+///         } else {
+///             done += 1;
+///         }
+///     }
+///     Ok(done)
+/// }
+/// ```
+pub fn stopping() -> bool {
+    current().is_some_and(|rt| rt.eof.get())
+}
+
 /// Registers a stop hook: it runs when the core stops the process (EOF on
 /// stdin, PROTOCOL 3.6).
 ///
