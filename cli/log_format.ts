@@ -48,8 +48,17 @@ const WARN_MARK = "\u0000warn\u0000";
 // deno-lint-ignore no-control-regex
 const ANSI = /\x1b\[[0-9;]*m/g;
 
-/** The record of one line the text format would print; `now` for tests. */
-export function toRecord(line: string, now: Date = new Date()): LogRecord {
+/**
+ * The record of one line the text format would print; `now` for tests.
+ * `continuing` is the record of the message's first line, for its later
+ * lines: those carry what a plugin or a file said, so their words never
+ * decide the event; they keep the first line's.
+ */
+export function toRecord(
+  line: string,
+  now: Date = new Date(),
+  continuing?: LogRecord,
+): LogRecord {
   let level: LogLevel = "info";
   if (line.includes(ERROR_MARK)) level = "error";
   else if (line.includes(WARN_MARK)) level = "warn";
@@ -57,6 +66,15 @@ export function toRecord(line: string, now: Date = new Date()): LogRecord {
     .replace(/^sausage(?: [a-z]+)?:\s*/, "");
   let event = level === "error" ? "error" : "note";
   const fields: Record<string, string> = {};
+  if (continuing !== undefined) {
+    return {
+      time: now.toISOString(),
+      level: continuing.level,
+      event: continuing.event,
+      message: text,
+      fields,
+    };
+  }
   for (const known of EVENTS) {
     const m = text.match(known.pattern);
     if (!m) continue;
@@ -99,7 +117,11 @@ export function setLogFormat(format: LogFormat): void {
       : "";
     const lines = text.split("\n").filter((l) => l.trim() !== "");
     // the continuation lines of one message keep its level
-    const out = lines.map((l) => JSON.stringify(toRecord(level + l))).join("\n");
+    const now = new Date();
+    const first = lines.length > 0 ? toRecord(level + lines[0], now) : undefined;
+    const out = lines.map((l, i) =>
+      JSON.stringify(i === 0 ? first : toRecord(level + l, now, first))
+    ).join("\n");
     if (!out) return;
     const bytes = new TextEncoder().encode(out + "\n");
     for (let at = 0; at < bytes.length;) at += Deno.stderr.writeSync(bytes.subarray(at));

@@ -17,15 +17,19 @@ export interface FolderProblem {
 /** Which folder: they differ in what the host keeps there and in the way around. */
 export type FolderRole = "world" | "cache";
 
+/** The errno name Deno gives a filesystem error (`EROFS`, `EACCES`…), if it has one. */
+function errnoOf(e: unknown): string | undefined {
+  const code = (e as { code?: unknown })?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
 function readOnlyFs(e: unknown): boolean {
-  return /read-only file system|os error 30\b/i.test(String((e as Error)?.message ?? e));
+  return errnoOf(e) === "EROFS";
 }
 
 function denied(e: unknown): boolean {
-  return e instanceof Deno.errors.PermissionDenied ||
-    /permission denied|os error 13\b|operation not permitted|os error 1\b/i.test(
-      String((e as Error)?.message ?? e),
-    );
+  return e instanceof Deno.errors.PermissionDenied || errnoOf(e) === "EACCES" ||
+    errnoOf(e) === "EPERM";
 }
 
 function whoAmI(): string {

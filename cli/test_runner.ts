@@ -350,9 +350,11 @@ async function runHarness(
       );
       let outcome: Outcome = "FAILED";
       let note: string | undefined;
-      const summary = r.output.match(
-        /test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored/,
-      );
+      // libtest's summary is its last line; with --nocapture the test's own output comes before
+      // it and may say anything, so only the last summary counts
+      const summary = [
+        ...r.output.matchAll(/^test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored/gm),
+      ].at(-1);
       if (r.report.reason === "exited" && r.report.status === 0 && summary) {
         outcome = summary[1] === "1" ? "ok" : summary[3] === "1" ? "ignored" : "FAILED";
         if (outcome === "ignored" && r.output.includes(`test ${name} - should panic ... ignored`)) {

@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { Buffer } from "node:buffer";
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Host } from "./host.ts";
-import { LocalHostView } from "./host_view.ts";
+import { LocalHostView, ViewError } from "./host_view.ts";
 import {
   classify,
   error,
@@ -445,7 +445,12 @@ class Connection {
       ? this.#hostMethod(method, params).then((value) => result(id, value), (e) =>
         error(
           id,
-          e instanceof RpcError ? e : new RpcError(ErrorCode.InvalidParams, (e as Error).message),
+          e instanceof RpcError ? e : new RpcError(
+            ErrorCode.InvalidParams,
+            (e as Error).message,
+            // a path's filesystem code, so a front end tells "no such file" apart by it
+            e instanceof ViewError && e.code !== undefined ? { code: e.code } : undefined,
+          ),
         ))
       : this.#view.request(method, params, {
         onId: (sent) => this.#calls.set(key, sent),

@@ -232,7 +232,13 @@ export class ControlClient implements HostView {
   /** A `host/…` method's result; its error as a {@linkcode ViewError}. */
   async #host(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
     const response = await this.request(method, params);
-    if (response.error) throw new ViewError(response.error.message);
+    if (response.error) {
+      const data = response.error.data as { code?: unknown } | undefined;
+      throw new ViewError(
+        response.error.message,
+        typeof data?.code === "string" ? data.code : undefined,
+      );
+    }
     return response.result;
   }
 

@@ -120,7 +120,7 @@ export class CoreApi {
     this.#methods = {
       call: (caller, p, id) => this.#call(caller, p, id),
       notify: (caller, p) => this.#notify(caller, p),
-      stop: (_caller, p) => this.#stop(p),
+      stop: (caller, p) => this.#stop(caller, p),
       kill: (_caller, p) => this.#kill(p),
       lock: (caller, p, _id, signal) => this.#lock(caller, p, signal),
       unlock: (caller, p) => this.#unlock(caller, p),
@@ -200,9 +200,9 @@ export class CoreApi {
     return process;
   }
 
-  async #stop(p: Params) {
+  async #stop(caller: Peer, p: Params) {
     const process = this.#process(p, "stop");
-    await this.#world("stop").processes.stop(process, "core.stop");
+    await this.#world("stop").processes.stop(process, `core.stop by ${caller.name}`);
     return {};
   }
 

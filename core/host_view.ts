@@ -26,7 +26,7 @@ import {
   pathErrorText,
   readPath,
 } from "./view_files.ts";
-import type { FileSystem } from "../vfs/mod.ts";
+import { type FileSystem, VfsError } from "../vfs/mod.ts";
 
 /** What `host/info` answers: the host and where its world is. */
 export interface HostInfo {
@@ -64,6 +64,16 @@ export interface ViewRequestOptions {
 /** A path that cannot be listed or read; the message says why, with the path. */
 export class ViewError extends Error {
   override name = "ViewError";
+  /**
+   * The filesystem's code when a path could not be read (`ENOENT`, `ENOTDIR`, `EISDIR`…, as
+   * {@linkcode VfsError}), so that a caller tells "no such file" from other failures by code.
+   */
+  readonly code?: string;
+
+  constructor(message: string, code?: string) {
+    super(message);
+    if (code !== undefined) this.code = code;
+  }
 }
 
 /** Why a view ended: the host stopped, or went away. */
@@ -212,7 +222,9 @@ export class LocalHostView implements HostView {
     try {
       return Promise.resolve(listPath(this.#files, path));
     } catch (e) {
-      return Promise.reject(new ViewError(pathErrorText(path, e)));
+      return Promise.reject(
+        new ViewError(pathErrorText(path, e), e instanceof VfsError ? e.code : undefined),
+      );
     }
   }
 
@@ -220,7 +232,9 @@ export class LocalHostView implements HostView {
     try {
       return Promise.resolve(readPath(this.#files, path, limit));
     } catch (e) {
-      return Promise.reject(new ViewError(pathErrorText(path, e)));
+      return Promise.reject(
+        new ViewError(pathErrorText(path, e), e instanceof VfsError ? e.code : undefined),
+      );
     }
   }
 

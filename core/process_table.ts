@@ -76,6 +76,8 @@ export class ProcessManager {
   readonly #files: CoreFiles;
   readonly #processes = new Map<string, Process>();
   readonly #killTimers = new Map<string, ReturnType<typeof setTimeout>>();
+  /** Why each stopping process was stopped: its caller's -32002 says so. */
+  readonly #stopWhy = new Map<string, string>();
   /** The deadlines of calls (`timeout_ms`), by the callee's process ID. */
   readonly #deadlines = new Map<string, ReturnType<typeof setTimeout>>();
   readonly #native = new Map<string, NativePlugin>();
@@ -314,6 +316,7 @@ export class ProcessManager {
    */
   stop(process: Process, why: string): Promise<ProcessEnd> {
     if (!process.beginStop()) return process.ended;
+    this.#stopWhy.set(process.pid, why);
     this.#journal.event(process.pid, process.plugin, `stop: ${why}`);
     const abort = this.#aborts.get(process.pid);
     if (abort) abort.abort("stop");
@@ -653,6 +656,8 @@ export class ProcessManager {
     const timer = this.#killTimers.get(process.pid);
     if (timer !== undefined) clearTimeout(timer);
     this.#killTimers.delete(process.pid);
+    const stopped = this.#stopWhy.get(process.pid);
+    this.#stopWhy.delete(process.pid);
     clearTimeout(this.#deadlines.get(process.pid));
     this.#deadlines.delete(process.pid);
     this.#journal.event(process.pid, process.plugin, exitText(report));
@@ -665,7 +670,9 @@ export class ProcessManager {
     if (sender) this.#notifiedBy.delete(process);
     this.#release({ tree: process.tree, depth: process.depth, sender });
     // an error is made (and its stack captured) only for a call still unanswered
-    if (!process.answered) process.answer({ error: processEndedError(process, end).toObject() });
+    if (!process.answered) {
+      process.answer({ error: processEndedError(process, end, stopped).toObject() });
+    }
     for (const child of orphans) this.stop(child, `its parent ${process.pid} ended`);
     // locks go last: the worker reported the end after the last file operation returned
     this.#locks.releaseAll(process.pid);
@@ -682,8 +689,16 @@ export function deadlineError(process: Process, ms: number): RpcError {
   );
 }
 
-/** The -32002 error of a process that ended without answering. */
-export function processEndedError(process: Process, end: ProcessEnd): RpcError {
+/**
+ * The -32002 error of a process that ended without answering; `stopped` is
+ * why it was stopped first, if it was (a stopped process may end without an
+ * answer: PROTOCOL 3.6).
+ */
+export function processEndedError(
+  process: Process,
+  end: ProcessEnd,
+  stopped?: string,
+): RpcError {
   // `data.detail` is always there (PROTOCOL 3.3), also for a plain exit
   const detail = end.detail ??
     (end.reason === "exited" ? `it exited with status ${end.status} before it answered` : "");
@@ -694,10 +709,20 @@ export function processEndedError(process: Process, end: ProcessEnd): RpcError {
     failed: "could not start",
   }[end.reason];
   const why = end.reason !== "exited" && detail ? ` (${detail})` : "";
+  const after = stopped === undefined || end.reason === "killed"
+    ? ""
+    : ` after it was stopped: ${stopped}`;
   return new RpcError(
     ErrorCode.ProcessEnded,
-    `${process.plugin}.${process.method}: the process ${process.pid} ended without an answer: it ${how}${why}`,
-    { pid: process.pid, status: end.status, reason: end.reason, detail, log: end.log },
+    `${process.plugin}.${process.method}: the process ${process.pid} ended without an answer: it ${how}${why}${after}`,
+    {
+      pid: process.pid,
+      status: end.status,
+      reason: end.reason,
+      detail,
+      log: end.log,
+      ...(stopped === undefined ? {} : { stopped }),
+    },
   );
 }
 

@@ -10,6 +10,7 @@ import { runChecks, setWorld, takeBaseline } from "./checks.ts";
 import { crashRun } from "./crash.ts";
 import { attackWorld, HostProcess, limitsYaml } from "./harness.ts";
 import { generator, randomRun } from "./random.ts";
+import { soakRun } from "./soak.ts";
 
 Deno.test("the seeded generator draws the same numbers for the same seed", () => {
   const a = generator(42), b = generator(42), c = generator(43);
@@ -63,4 +64,24 @@ Deno.test("faults: a host killed during journal writes reopens with its journal 
   assert.equal(r.kind, "journal");
   assert.deepEqual(r.problems, []);
   assert.equal(r.passed, 1);
+});
+
+Deno.test("faults: a short soak of the agent: every turn ends, no agent is left, histories whole", async () => {
+  const r = await soakRun({
+    turns: 24,
+    sessions: 3,
+    seed: 11,
+    waitMs: 300,
+    longWaitShare: 0,
+    builds: 1,
+    hostKills: 1,
+    stopShare: 0.3,
+  });
+  assert.deepEqual(r.problems, []);
+  assert.equal(r.turns, 27, "24 turns and a closing turn in each session");
+  assert.equal(r.hostKills, 1);
+  assert.ok(r.stopped >= 3, `${r.stopped} turns stopped by their caller`);
+  assert.equal(r.answered + r.stopped + r.cutByHostKill, r.turns);
+  assert.ok(r.maxStopToAnswerMs < 8000, `a stop answered after ${r.maxStopToAnswerMs} ms`);
+  assert.ok(r.ok);
 });

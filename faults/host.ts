@@ -39,7 +39,7 @@ export const CONTROL_PREFIX = "@@faults ";
 /** One order of the suite. */
 export interface Order {
   id: number;
-  op: "call" | "notify" | "send" | "state" | "flush" | "fill" | "gc" | "shutdown";
+  op: "call" | "stop-call" | "notify" | "send" | "state" | "flush" | "fill" | "gc" | "shutdown";
   method?: string;
   params?: Record<string, unknown>;
   message?: unknown;
@@ -48,6 +48,8 @@ export interface Order {
   timeoutMs?: number;
   stopAfterMs?: number;
   killAfterMs?: number;
+  /** A `call`'s name for a later `stop-call`, which stops it as its caller would (`core.stop`). */
+  tag?: string;
 }
 
 /** The answer of a `call` order. */
@@ -83,6 +85,8 @@ async function serve(host: Host): Promise<void> {
     switch (order.op) {
       case "call":
         return await call(host, order);
+      case "stop-call":
+        return await stopCall(host, order.tag!);
       case "notify":
         for (let i = 0; i < (order.count ?? 1); i++) {
           client.notify(order.method!, order.params ?? {});
@@ -134,9 +138,28 @@ async function serve(host: Host): Promise<void> {
 
 let callerCount = 0;
 
+/** The clients of the calls made with a `tag`, for `stop-call`. */
+const tagged = new Map<string, ReturnType<Host["client"]>>();
+
+/**
+ * Stops a tagged call as its caller would: `core.stop` of the process that
+ * answers it (found by its origin, so the callee need not announce its pid).
+ * `{stopped: false}` when the call has ended.
+ */
+async function stopCall(host: Host, tag: string): Promise<{ stopped: boolean }> {
+  const client = tagged.get(tag);
+  const process = host.processes.list().find((p) =>
+    client !== undefined && p.origin?.peer === client && p.state === "running"
+  );
+  if (process === undefined) return { stopped: false };
+  const response = await client!.request("core.stop", { pid: process.pid });
+  return { stopped: !("error" in response) };
+}
+
 async function call(host: Host, order: Order): Promise<CallAnswer> {
   // one client per call: a stop or kill below must not reach the calls of others
   const client = host.client(`faults-${++callerCount}`);
+  if (order.tag !== undefined) tagged.set(order.tag, client);
   const started = performance.now();
   let pid: string | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -160,6 +183,7 @@ async function call(host: Host, order: Order): Promise<CallAnswer> {
     return { timeout: true, ms: performance.now() - started, pid };
   } finally {
     clearTimeout(timer);
+    if (order.tag !== undefined) tagged.delete(order.tag);
   }
 }
 

@@ -19,6 +19,7 @@ import { type CheckResult, runChecks, setWorld, takeBaseline } from "./checks.ts
 import { CRASH_KINDS, type CrashResult, crashRun } from "./crash.ts";
 import { attackWorld, HostProcess, limitsYaml, mib } from "./harness.ts";
 import { type RandomResult, randomRun } from "./random.ts";
+import { type SoakOptions, type SoakResult, soakRun } from "./soak.ts";
 
 const REPO_ROOT = new URL("..", import.meta.url).pathname;
 
@@ -47,7 +48,10 @@ another plugin answers within 2 s, bystanders live, /proc, locks, the journal,
 memory and open files are back; then a randomized run of healthy and faulty
 calls; then crash consistency: the host killed with SIGKILL during a journal
 write, an activation, a cargo.build and an agent's tool call, and the world
-reopened. Prints a table and writes bench/results/<time>-faults.json.
+reopened; then the agent's soak: turns in three sessions against a scripted
+model that waits 0-2 s (sometimes 25-60 s), stopped mid-stream, mid-tool and
+mid-build, the host killed and started again. Prints a table and writes
+bench/results/<time>-faults.json.
 
 Options:
   --quick            smaller attacks, 500 random calls, 1 crash round each
@@ -55,7 +59,8 @@ Options:
   --calls <n>        calls of the randomized run (default 10000; --quick 500)
   --seed <n>         the randomized run's seed (default: drawn, and printed)
   --rounds <n>       crash rounds of each kind
-  --only <names>     attacks by name, or the parts: attacks, random, crash
+  --turns <n>        turns of the agent's soak (default 240; --quick 60)
+  --only <names>     attacks by name, or the parts: attacks, random, crash, soak
                      (comma-separated, repeatable)
   --list             the attacks and the crash kinds, then exit
   --out <dir>        where the results file goes (default bench/results)
@@ -64,7 +69,8 @@ Options:
 
 Exit codes:
   0  every attack passed every check; every random caller was answered as the
-     protocol says and nothing leaked; every crash round reopened intact
+     protocol says and nothing leaked; every crash round reopened intact; every
+     turn of the soak ended, no agent process was left, every history is whole
   1  an attack failed a check (or the watchdog killed the host), or the
      randomized run or a crash round missed its goal
   2  bad arguments
@@ -212,6 +218,26 @@ function table(rows: string[][], colour: (row: number, col: number, text: string
   );
 }
 
+/** The soak of `deno task faults`: a real model's waits, and builds; `--quick` waits less. */
+export function soakOptions(
+  turns: number,
+  seed: number,
+  quick: boolean,
+  progress: (t: string) => void,
+): SoakOptions {
+  return {
+    turns,
+    sessions: 3,
+    seed,
+    waitMs: quick ? 500 : 2000,
+    longWaitShare: quick ? 0.01 : 0.02,
+    builds: quick ? 1 : 4,
+    hostKills: quick ? 1 : 3,
+    stopShare: 0.25,
+    progress,
+  };
+}
+
 /** Runs the suite with command-line `args`; returns the exit code. */
 export async function main(args: string[]): Promise<number> {
   let opts;
@@ -224,6 +250,7 @@ export async function main(args: string[]): Promise<number> {
         calls: { type: "string" },
         seed: { type: "string" },
         rounds: { type: "string" },
+        turns: { type: "string" },
         only: { type: "string", multiple: true },
         list: { type: "boolean", default: false },
         out: { type: "string" },
@@ -243,6 +270,7 @@ export async function main(args: string[]): Promise<number> {
   if (opts.list) {
     for (const a of ATTACKS) console.log(`${a.name.padEnd(20)} ${a.summary}`);
     console.log(`${"random".padEnd(20)} the randomized run`);
+    console.log(`${"soak".padEnd(20)} the agent's soak`);
     for (const k of CRASH_KINDS) console.log(`${("crash " + k.name).padEnd(20)} ${k.summary}`);
     return ExitCode.Ok;
   }
@@ -254,13 +282,14 @@ export async function main(args: string[]): Promise<number> {
     }
     return n;
   };
-  let calls: number, seed: number, rounds: number;
+  let calls: number, seed: number, rounds: number, turns: number;
   const only = (opts.only ?? []).flatMap((o) => o.split(",")).map((s) => s.trim()).filter(Boolean);
   try {
     calls = positive(opts.calls, "--calls") ?? (opts.quick ? 500 : 10_000);
     seed = positive(opts.seed, "--seed") ?? crypto.getRandomValues(new Uint32Array(1))[0];
     rounds = positive(opts.rounds, "--rounds") ?? (opts.long ? 100 : opts.quick ? 1 : 3);
-    const known = ["attacks", "random", "crash", ...ATTACKS.map((a) => a.name)];
+    turns = positive(opts.turns, "--turns") ?? (opts.quick ? 60 : 240);
+    const known = ["attacks", "random", "crash", "soak", ...ATTACKS.map((a) => a.name)];
     const unknown = only.filter((o) => !known.includes(o));
     if (unknown.length) {
       throw new Error(`no part ${unknown.join(", ")}; known: ${known.join(", ")}`);
@@ -290,6 +319,7 @@ export async function main(args: string[]): Promise<number> {
   const results: AttackResult[] = [];
   let random: RandomResult | undefined;
   let crash: CrashResult[] = [];
+  let soak: SoakResult | undefined;
   const failures: string[] = [];
   const outside = await Deno.makeTempDir({ prefix: "sausage-faults-outside-" });
   const canary = { name: "canary.txt", secret: `secret-${crypto.randomUUID()}` };
@@ -335,6 +365,11 @@ export async function main(args: string[]): Promise<number> {
     if (wants("crash")) {
       note(`crash consistency: ${rounds} round(s) of each kind`);
       crash = await crashRun({ rounds, seed, progress: note });
+    }
+    if (wants("soak")) {
+      const options = soakOptions(turns, seed, opts.quick, note);
+      note(`the agent's soak: ${turns} turns in ${options.sessions} sessions`);
+      soak = await soakRun(options);
     }
   } catch (e) {
     failures.push((e as Error).stack ?? String(e));
@@ -406,8 +441,24 @@ export async function main(args: string[]): Promise<number> {
       for (const p of c.problems.slice(0, 5)) console.log(`    ${bad("✗")} ${p}`);
     }
   }
+  if (soak) {
+    const s = soak;
+    const kinds = Object.entries(s.byKind).map(([k, v]) => `${k} ${v}`).join(", ");
+    const interrupted = Object.entries(s.interrupted).map(([k, v]) => `${k} ${v}`).join(", ");
+    console.log(
+      `\nThe agent's soak: ${s.turns} turns (${kinds}): ${s.answered} answered, ` +
+        `${s.stopped} stopped (each answered ≤ ${s.maxStopToAnswerMs} ms after its stop), ` +
+        `${s.cutByHostKill} cut by ${s.hostKills} host kills; ${s.modelRequests} model requests ` +
+        `(${s.longWaits} waited 25-60 s); ${
+          s.seconds.toFixed(1)
+        } s, peak RSS ${s.peakRssMiB} MiB ` +
+        (s.ok ? good("ok") : bad("FAILED")),
+    );
+    console.log(pc.dim(`  operations interrupted: ${interrupted || "none"}`));
+    for (const p of s.problems.slice(0, 10)) console.log(`    ${bad("✗")} ${p}`);
+  }
   const ok = failures.length === 0 && results.every((r) => r.ok) && (random?.ok ?? true) &&
-    crash.every((c) => c.ok);
+    crash.every((c) => c.ok) && (soak?.ok ?? true);
   console.log(
     `\n${seconds.toFixed(1)} s in all. ${ok ? good("All passed.") : bad("Some failed.")}`,
   );
@@ -427,6 +478,7 @@ export async function main(args: string[]): Promise<number> {
       attacks: results,
       random,
       crash,
+      soak,
       failures,
     };
     const dir = opts.out ?? join(REPO_ROOT, "bench", "results");

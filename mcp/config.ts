@@ -58,7 +58,9 @@ export async function exposedPlugins(
     const file = await view.read(MCP_CONFIG, 1024 * 1024);
     text = new TextDecoder().decode(file.bytes);
   } catch (e) {
-    if (e instanceof ViewError) return undefined; // no file: every plugin
+    // no file: every plugin; any other failure (a folder, no permission) is the person's to fix
+    if (e instanceof ViewError && e.code === "ENOENT") return undefined;
+    if (e instanceof ViewError) throw new McpConfigError(`cannot read ${MCP_CONFIG}: ${e.message}`);
     throw e;
   }
   const where = `${view.info.world}${MCP_CONFIG}`;

@@ -278,6 +278,22 @@ Deno.test("a model that never answers ends the turn after timeout_seconds", asyn
   assert.equal((await w.chat("again")).response.result, "back");
 });
 
+for (const api of ["openai-chat-completions", "anthropic-messages"] as const) {
+  Deno.test(`${api}: a model that sends only keep-alives ends the turn after timeout_seconds`, async () => {
+    // each keep-alive resets the wait for the next byte; the turn must still end
+    await using w = await agentWorld({
+      api,
+      script: [{ keepAlive: true, everyMs: 100 }, { text: "back" }],
+      yaml: "timeout_seconds: 1",
+    });
+    assert.match(
+      errorOf(await w.chat("hi")),
+      /nothing but keep-alives for timeout_seconds \(1 s\)/,
+    );
+    assert.equal((await w.chat("again")).response.result, "back");
+  });
+}
+
 Deno.test("a second message to a session waits until the first turn has ended", async () => {
   await using w = await agentWorld({
     script: [{ text: "first answer, slowly", delayMs: 40 }, { text: "second answer" }],

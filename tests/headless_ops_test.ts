@@ -101,6 +101,11 @@ Deno.test("--log-format json: an error is level error; a bad format is refused",
   // the text the host prints maps to events
   assert.equal(toRecord("sausage: stopping (core.exit)…").fields.why, "core.exit");
   assert.equal(toRecord("sausage: warning: cannot keep a discovery").level, "warn");
+  // a later line of a message (a plugin's words) keeps the first line's event, whatever it says
+  const first = toRecord("sausage: services not started: www.serve failed");
+  const later = toRecord("stopping (core.exit) said the plugin", new Date(), first);
+  assert.equal(later.event, "services.failed");
+  assert.deepEqual(later.fields, {});
 });
 
 Deno.test("sausage health: 0 when the host answers and every boot service runs, else 1", async () => {

@@ -609,6 +609,15 @@ Deno.test("--plugins and config/mcp.yaml choose the plugins and their order; the
       exposedPlugins(view, undefined),
       (e) => e instanceof McpConfigError && /plugins must be a list/.test(e.message),
     );
+    // a config/mcp.yaml that cannot be read is not taken for a missing one (which exposes all)
+    await Deno.remove(join(w.root, "config", "mcp.yaml"));
+    await Deno.mkdir(join(w.root, "config", "mcp.yaml"));
+    await assert.rejects(
+      exposedPlugins(view, undefined),
+      (e) => e instanceof McpConfigError && /cannot read \/config\/mcp.yaml/.test(e.message),
+    );
+    await Deno.remove(join(w.root, "config", "mcp.yaml"));
+    await Deno.writeTextFile(join(w.root, "config", "mcp.yaml"), "plugins: notes\n");
     await assert.rejects(
       exposedPlugins(view, "Bad Name"),
       (e) =>

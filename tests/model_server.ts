@@ -183,6 +183,22 @@ export interface EndlessReply {
 }
 
 /**
+ * A 200 event stream that carries nothing but keep-alives, forever: SSE comments (OpenAI, as
+ * OpenRouter sends while a model works) or `ping` events (Anthropic), one every `everyMs`.
+ *
+ * @example
+ * ```ts
+ * const reply: KeepAliveReply = { keepAlive: true, everyMs: 100 };
+ * ```
+ */
+export interface KeepAliveReply {
+  /** Always true. */
+  keepAlive: true;
+  /** The pause between two keep-alives (default 200 ms). */
+  everyMs?: number;
+}
+
+/**
  * One properly finished answer whose text totals this many bytes (ASCII), in deltas of 16 KiB.
  * The text repeats the 63-byte line `"The quick brown fox jumps over the lazy dog. 0123456789abcdef.\n"`.
  *
@@ -227,6 +243,7 @@ export type Reply =
   | RawReply
   | PartialReply
   | EndlessReply
+  | KeepAliveReply
   | BigTextReply
   | HangReply;
 
@@ -775,6 +792,18 @@ class ScriptedServer implements ModelServer {
         headers: requestIdHeader(api, ctx.requestId),
         status: 200,
         pieces: toPieces(this.#frames({}, ctx, endlessPieces()), {}, ctx),
+      };
+    }
+    if ("keepAlive" in reply) {
+      const beat = api === "anthropic-messages" ? PING : ": keepalive\n\n";
+      return {
+        kind: "stream",
+        headers: requestIdHeader(api, ctx.requestId),
+        status: 200,
+        pieces: (function* () {
+          while (true) yield encoder.encode(beat);
+        })(),
+        delayMs: reply.everyMs ?? 200,
       };
     }
     if ("bigText" in reply) {

@@ -59,6 +59,8 @@ interface CargoMessage {
     level: string;
     message: string;
     rendered?: string;
+    /** The lint or error code, such as `dead_code` or `E0425`; null for notes and summaries. */
+    code?: { code: string } | null;
     spans?: { is_primary: boolean; text?: { text: string }[] }[];
   };
   target?: { name: string; kind: string[] };
@@ -520,9 +522,12 @@ export function warningsOf(messages: CargoMessage[]): string[] {
     if (m.reason !== "compiler-message" || m.message?.level !== "warning") continue;
     const text = rendered(m).trim();
     if (text && !/^\d+ warnings? emitted/.test(m.message.message)) seen.add(text);
-    const names = m.message.message.match(
-      /^(?:function|method|associated function)s? (.+) (?:is|are) never used$/,
-    );
+    // the lint's code decides; the message only gives the names
+    const names = m.message.code?.code === "dead_code"
+      ? m.message.message.match(
+        /^(?:function|method|associated function)s? (.+) (?:is|are) never used$/,
+      )
+      : null;
     const line = m.message.spans?.find((s) => s.is_primary)?.text?.[0]?.text ?? "";
     const provider = line.match(/import!\s*\(\s*"([a-z0-9_-]+)"\s*\)/)?.[1];
     if (!names || !provider) continue;

@@ -305,6 +305,7 @@ Deno.test("the warnings name each imported method the plugin does not use", () =
       message: {
         level: "warning",
         message: "function `list` is never used",
+        code: { code: "dead_code" },
         rendered: "warning: function `list` is never used",
         spans: span('sausage_plugin::import!("notes"); // imports/notes.json'),
       },
@@ -314,6 +315,7 @@ Deno.test("the warnings name each imported method the plugin does not use", () =
       message: {
         level: "warning",
         message: "methods `set`, `remove`, and `names` are never used",
+        code: { code: "dead_code" },
         rendered: "warning: methods ...",
         spans: span('sausage_plugin::import!("secrets");'),
       },
@@ -323,6 +325,7 @@ Deno.test("the warnings name each imported method the plugin does not use", () =
       message: {
         level: "warning",
         message: "unused variable: `x`",
+        code: { code: "unused_variables" },
         rendered: "warning: unused variable: `x`",
         spans: span("let x = 1;"),
       },

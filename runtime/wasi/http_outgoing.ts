@@ -303,7 +303,14 @@ function _responseFields(response: Response, decoded: boolean): Fields {
 /** The `error-code` of a failed `fetch`, from its message and cause. */
 export function fetchErrorCode(e: unknown): HttpErrorCode {
   const err = e as { message?: string; cause?: { message?: string } };
-  const text = `${err?.message ?? e} ${err?.cause?.message ?? ""}`;
+  const whole = `${err?.message ?? e} ${err?.cause?.message ?? ""}`;
+  // Deno's message quotes the URL ("error sending request for url (http://…)"): a host or path
+  // named "tls" or "timed-out" must not decide the code, so the URL goes before any match
+  const text = whole.replace(/\(?\b[a-z][a-z0-9+.-]*:\/\/[^\s)]*\)?/gi, "<url>");
+  // errno values differ by OS; these are Linux's, and elsewhere the words below decide
+  const errno = Deno.build.os === "linux" ? /\(os error (\d+)\)/.exec(text)?.[1] : undefined;
+  const byErrno = errno === undefined ? undefined : OS_ERRORS[Number(errno)];
+  if (byErrno !== undefined) return { tag: byErrno };
   const lower = text.toLowerCase();
   const has = (...parts: string[]) => parts.some((p) => lower.includes(p));
   if (has("dns error", "failed to lookup address", "name or service not known")) {
@@ -337,6 +344,25 @@ export function fetchErrorCode(e: unknown): HttpErrorCode {
   }
   return { tag: "internal-error", val: text.trim() };
 }
+
+/** Linux errno values of socket errors, and the `error-code` each one is. */
+const OS_ERRORS: Readonly<
+  Record<
+    number,
+    | "connection-refused"
+    | "connection-terminated"
+    | "connection-timeout"
+    | "destination-unavailable"
+  >
+> = {
+  111: "connection-refused", // ECONNREFUSED
+  104: "connection-terminated", // ECONNRESET
+  32: "connection-terminated", // EPIPE
+  103: "connection-terminated", // ECONNABORTED
+  110: "connection-timeout", // ETIMEDOUT
+  101: "destination-unavailable", // ENETUNREACH
+  113: "destination-unavailable", // EHOSTUNREACH
+};
 
 /** The `error-code` of a response body that failed while it was read. */
 function bodyErrorCode(e: unknown): HttpErrorCode {

@@ -367,4 +367,18 @@ Deno.test("fetch errors map to error codes", () => {
     tag: "HTTP-response-incomplete",
   });
   assert.equal(fetchErrorCode(new TypeError("something new")).tag, "internal-error");
+  // the URL in Deno's message decides nothing: a host named like an error is still refused
+  const refusedAt = (url: string) =>
+    new TypeError(`error sending request for url (${url})`, {
+      cause: new Error(
+        "client error (Connect): tcp connect error: Connection refused (os error 111)",
+      ),
+    });
+  for (const url of ["http://tls-certificate.test/", "http://x.test/timed out/handshake"]) {
+    assert.deepEqual(fetchErrorCode(refusedAt(url)), { tag: "connection-refused" });
+  }
+  const reset = new TypeError("error sending request for url (https://dns-error.test/)", {
+    cause: new Error("connection error: Connection reset by peer (os error 104)"),
+  });
+  assert.deepEqual(fetchErrorCode(reset), { tag: "connection-terminated" });
 });

@@ -187,7 +187,18 @@ async fn attempt_once(config: &Config, body: &[u8], on_delta: &mut dyn FnMut(&st
     let mut total = 0usize;
     let mut events = 0usize;
     let mut head = Vec::new();
+    // The between-bytes timeout is reset by any byte, keep-alive comments and pings included: a
+    // server that only keeps the connection alive must still end the wait, so the same bound
+    // applies to the time since the last event that carries content.
+    let mut last_content = sausage_plugin::wstd::time::Instant::now();
     loop {
+        if std::time::Duration::from(last_content.elapsed()) > timeout {
+            return Err(StreamError::garbage(format!(
+                "the model sent nothing but keep-alives for timeout_seconds ({} s), after {total} bytes: \
+                 the turn gives up; raise timeout_seconds in {CONFIG_PATH} if the model needs longer to start",
+                config.timeout_seconds
+            )));
+        }
         let frame = match body.frame().await {
             None => break,
             Some(Ok(frame)) => frame,
@@ -211,6 +222,9 @@ async fn attempt_once(config: &Config, body: &[u8], on_delta: &mut dyn FnMut(&st
         }
         for event in parser.push(&data) {
             events += 1;
+            if event.event != "ping" && !event.data.trim().is_empty() {
+                last_content = sausage_plugin::wstd::time::Instant::now();
+            }
             decoder.event(event, &mut deltas)?;
             for d in deltas.drain(..) {
                 on_delta(&d);
@@ -257,11 +271,24 @@ fn key_field(config: &Config) -> String {
     }
 }
 
+/// Whether an error body is about the model named in the request, by the provider's own fields:
+/// OpenAI's `code` `model_not_found` or `param` `model`; Anthropic's `not_found_error`, whose
+/// message names the field first (`model: claude-…`). Never a word anywhere in the message: a
+/// proxy's page or another error may mention a model.
+fn about_model(text: &str) -> bool {
+    let Ok(v) = serde_json::from_str::<Value>(text) else { return false };
+    let e = &v["error"];
+    e["code"] == "model_not_found"
+        || e["param"] == "model"
+        || (e["type"] == "not_found_error" && e["message"].as_str().is_some_and(|m| m.starts_with("model:")))
+}
+
 fn http_error(config: &Config, url: &str, status: u16, text: &str, retry_after: Option<Duration>) -> StreamError {
     let said = provider_message(text);
+    let model = about_model(text);
     let (message, retryable) = match status {
         401 | 403 => (format!("the provider refused the key (HTTP {status}: {said}): check {}", key_field(config)), false),
-        404 if said.to_lowercase().contains("model") => (
+        404 if model => (
             format!(
                 "the provider has no model `{}` (HTTP 404: {said}): check `model` in {CONFIG_PATH}",
                 config.model
@@ -281,7 +308,7 @@ fn http_error(config: &Config, url: &str, status: u16, text: &str, retry_after: 
         429 => (format!("the provider limits the rate (HTTP 429: {said})"), true),
         529 => (format!("the provider is overloaded (HTTP 529: {said})"), true),
         500..=599 => (format!("the provider failed (HTTP {status}: {said})"), true),
-        _ if said.to_lowercase().contains("model") && status == 400 => (
+        400 if model => (
             format!("the provider refused the request (HTTP 400: {said}): check `model` in {CONFIG_PATH}"),
             false,
         ),

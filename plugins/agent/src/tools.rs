@@ -187,10 +187,18 @@ pub async fn run(name: &str, arguments: &str, ctx: &Ctx, config: &Config, mcp: &
     };
     if let Some((server, tool)) = mcp.routes.get(name) {
         let params = json!({"method": "mcp.call", "params": {"server": server, "tool": tool, "arguments": args}});
-        return mcp_outcome(call(&params, ctx, timeout).await);
+        return match call_value(&params, ctx, timeout).await {
+            Ok((_, result)) => mcp_outcome(result),
+            Err(failed) => failed,
+        };
     }
     let result = match name {
-        "call" => return call(&args, ctx, timeout).await,
+        "call" => {
+            return match call_value(&args, ctx, timeout).await {
+                Ok((method, result)) => call_outcome(&method, result),
+                Err(failed) => failed,
+            };
+        }
         "read_file" => read_file(&args),
         "write_file" => write_file(&args),
         "edit_file" => edit_file(&args),
@@ -224,9 +232,10 @@ fn io_error(action: &str, path: &Path, e: std::io::Error) -> String {
     format!("cannot {action} {}: {e}", path.display())
 }
 
-async fn call(args: &Value, ctx: &Ctx, timeout: Duration) -> Outcome {
+/// Makes the call of the `call` tool: the method and its result, or the failure as the model reads it.
+async fn call_value(args: &Value, ctx: &Ctx, timeout: Duration) -> Result<(String, Value), Outcome> {
     let Some(method) = args["method"].as_str().filter(|m| !m.is_empty()) else {
-        return fail("`method` is missing: give `<plugin>.<method>`, for example notes.list".into());
+        return Err(fail("`method` is missing: give `<plugin>.<method>`, for example notes.list".into()));
     };
     let params = match &args["params"] {
         Value::Null => json!({}),
@@ -235,7 +244,7 @@ async fn call(args: &Value, ctx: &Ctx, timeout: Duration) -> Outcome {
         Value::String(text) if serde_json::from_str::<Value>(text).is_ok_and(|v| v.is_object()) => {
             serde_json::from_str(text).unwrap_or_default()
         }
-        other => return fail(format!("`params` must be a JSON object (params are by name), not {other}")),
+        other => return Err(fail(format!("`params` must be a JSON object (params are by name), not {other}"))),
     };
     let forward = ctx.clone();
     let callee = method.to_string();
@@ -246,38 +255,7 @@ async fn call(args: &Value, ctx: &Ctx, timeout: Duration) -> Outcome {
         request = request.detach();
     }
     match request.await {
-        Ok(result) => {
-            let text = serde_json::to_string_pretty(&result).unwrap_or_default();
-            let summary = match &result {
-                Value::Object(o) if o.contains_key("tests") => format!(
-                    "ok, {} tests passed",
-                    o["tests"]["passed"].as_u64().unwrap_or(0)
-                ),
-                // core.activate and core.revert answer with the new documents by plugin, and a
-                // `$report` of what the new versions remove and warn of
-                Value::Object(o)
-                    if o.keys().any(|k| !k.starts_with('$'))
-                        && o.iter().filter(|(k, _)| !k.starts_with('$')).all(|(_, d)| d.get("openrpc").is_some()) =>
-                {
-                    let active: Vec<_> = o.keys().filter(|k| !k.starts_with('$')).cloned().collect();
-                    let removed: Vec<String> = o
-                        .get("$report")
-                        .and_then(|r| r["removed"].as_object())
-                        .map(|r| r.values().flat_map(|v| v.as_array().cloned().unwrap_or_default()))
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|m| m.as_str().map(String::from))
-                        .collect();
-                    let mut line = format!("ok, active: {}", active.join(", "));
-                    if !removed.is_empty() {
-                        line.push_str(&format!("; removed {}", removed.join(", ")));
-                    }
-                    line
-                }
-                _ => format!("ok, {}", clip_line(&result.to_string(), 60)),
-            };
-            ok(text, summary)
-        }
+        Ok(result) => Ok((method.to_string(), result)),
         Err(e) => {
             let mut text = format!("error {}: {}", e.code(), e.message());
             if let Some(data) = e.data() {
@@ -290,17 +268,45 @@ async fn call(args: &Value, ctx: &Ctx, timeout: Duration) -> Outcome {
                     text.push_str(&format!("\ndata: {}", serde_json::to_string_pretty(data).unwrap_or_default()));
                 }
             }
-            fail(text)
+            Err(fail(text))
         }
     }
 }
 
+/// A call's result as the model reads it, with a summary line chosen by the method called: a
+/// build's tests, an activation's new versions; any other result by its start.
+fn call_outcome(method: &str, result: Value) -> Outcome {
+    let text = serde_json::to_string_pretty(&result).unwrap_or_default();
+    let summary = match (method, &result) {
+        ("cargo.build", Value::Object(o)) if o.contains_key("tests") => {
+            format!("ok, {} tests passed", o["tests"]["passed"].as_u64().unwrap_or(0))
+        }
+        // core.activate and core.revert answer with the new documents by plugin, and a
+        // `$report` of what the new versions remove and warn of
+        ("core.activate" | "core.revert", Value::Object(o)) => {
+            let active: Vec<_> = o.keys().filter(|k| !k.starts_with('$')).cloned().collect();
+            let removed: Vec<String> = o
+                .get("$report")
+                .and_then(|r| r["removed"].as_object())
+                .map(|r| r.values().flat_map(|v| v.as_array().cloned().unwrap_or_default()))
+                .into_iter()
+                .flatten()
+                .filter_map(|m| m.as_str().map(String::from))
+                .collect();
+            let mut line = format!("ok, active: {}", active.join(", "));
+            if !removed.is_empty() {
+                line.push_str(&format!("; removed {}", removed.join(", ")));
+            }
+            line
+        }
+        _ => format!("ok, {}", clip_line(&result.to_string(), 60)),
+    };
+    ok(text, summary)
+}
+
 /// An MCP result as the model reads it: the text of its content, and its structured content.
-fn mcp_outcome(outcome: Outcome) -> Outcome {
-    if !outcome.ok {
-        return outcome;
-    }
-    let Ok(result) = serde_json::from_str::<Value>(&outcome.content) else { return outcome };
+/// (The whole result, not its text cut to `MAX_RESULT`: a cut JSON text would not parse.)
+fn mcp_outcome(result: Value) -> Outcome {
     let mut text: Vec<String> = result["content"]
         .as_array()
         .into_iter()
