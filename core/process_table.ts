@@ -453,7 +453,7 @@ export class ProcessManager {
     this.#journal.event(
       process.pid,
       request.plugin,
-      `start ${request.method} ${paramsText(request.params)}`,
+      startLine(request),
     );
   }
 
@@ -570,7 +570,7 @@ export class ProcessManager {
     this.#journal.event(
       pid,
       request.plugin,
-      `start ${request.method} ${paramsText(request.params)}`,
+      startLine(request),
     );
     this.#journal.event(pid, request.plugin, `cannot start: ${detail}`);
     queueMicrotask(() => this.#ended(process, { status: null, reason: "failed", detail }));
@@ -737,6 +737,12 @@ function exitText(report: ExitReport): string {
     case "failed":
       return `failed: ${report.detail ?? ""}`;
   }
+}
+
+/** The journal's line for a start: the method, its params, and the call's deadline if it has one. */
+function startLine(request: StartRequest): string {
+  const deadline = request.timeoutMs === undefined ? "" : ` (deadline ${request.timeoutMs} ms)`;
+  return `start ${request.method} ${paramsText(request.params)}${deadline}`;
 }
 
 function paramsText(params: Record<string, unknown>): string {

@@ -43,6 +43,9 @@ pub fn specs() -> Vec<ToolSpec> {
                 "method": {"type": "string", "description": "For example notes.add, cargo.build or core.activate"},
                 "params": {"type": "object", "description": "The params, by name (default {})"},
                 "detach": {"type": "boolean", "description": "Start a process that outlives this turn (a server); default false"},
+                "timeout_seconds": {"type": "number", "description": "A deadline for this call, kept by the core: past it the \
+                                    call fails with -32006 and its process is stopped. Default and most: tool_timeout_seconds \
+                                    of /config/agent.yaml (900)"},
             }, "required": ["method"]}),
         },
         ToolSpec {
@@ -245,6 +248,15 @@ async fn call_value(args: &Value, ctx: &Ctx, timeout: Duration) -> Result<(Strin
             serde_json::from_str(text).unwrap_or_default()
         }
         other => return Err(fail(format!("`params` must be a JSON object (params are by name), not {other}"))),
+    };
+    let timeout = match &args["timeout_seconds"] {
+        Value::Null => timeout,
+        Value::Number(n) if n.as_f64().is_some_and(|s| s > 0.0 && s.is_finite()) => {
+            timeout.min(Duration::from_secs_f64(n.as_f64().unwrap_or_default()).max(Duration::from_millis(1)))
+        }
+        other => {
+            return Err(fail(format!("`timeout_seconds` must be a positive number of seconds, not {other}")));
+        }
     };
     let forward = ctx.clone();
     let callee = method.to_string();
