@@ -419,7 +419,8 @@ mod tests {
 
 /// What durability costs, measured in the benchmark (`deno task bench --only durability`):
 /// a session commit and the SDK's `write_atomic` of 8 KiB, each with and without its syncs,
-/// interleaved so that both see the same disk. Prints one line, `DURABILITY {json}`.
+/// interleaved so that both see the same disk. Writes the medians to `durability.json` in the
+/// crate's folder (which `sausage test` gives the test at its own path).
 #[cfg(test)]
 mod durability_costs {
     use super::*;
@@ -439,7 +440,7 @@ mod durability_costs {
     #[test]
     #[ignore = "a benchmark: deno task bench --only durability runs it"]
     fn durability_costs() {
-        let rounds: usize = std::env::var("DURABILITY_ROUNDS").ok().and_then(|n| n.parse().ok()).unwrap_or(200);
+        let rounds = 200;
         let mut synced = Session::open("bench-synced").unwrap();
         let mut unsynced = Session::open("bench-unsynced").unwrap();
         unsynced.durable = false;
@@ -461,15 +462,14 @@ mod durability_costs {
             write_on.push(time(|| sausage_plugin::write_atomic(dir.join("synced"), &bytes).unwrap()));
             write_off.push(time(|| replace(&dir.join("unsynced"), &bytes).unwrap()));
         }
-        println!(
-            "DURABILITY {}",
-            json!({
+        let medians = json!({
                 "rounds": rounds,
                 "commit_synced_ms": median(commit_on),
                 "commit_unsynced_ms": median(commit_off),
                 "write_atomic_synced_ms": median(write_on),
                 "write_atomic_unsynced_ms": median(write_off),
-            })
-        );
+        });
+        let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("durability.json");
+        std::fs::write(out, medians.to_string()).unwrap();
     }
 }
