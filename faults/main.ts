@@ -19,6 +19,7 @@ import { type CheckResult, runChecks, setWorld, takeBaseline } from "./checks.ts
 import { CRASH_KINDS, type CrashResult, crashRun } from "./crash.ts";
 import { attackWorld, HostProcess, limitsYaml, mib } from "./harness.ts";
 import { type RandomResult, randomRun } from "./random.ts";
+import { type DiskResult, diskRun } from "./disk.ts";
 
 const REPO_ROOT = new URL("..", import.meta.url).pathname;
 
@@ -47,7 +48,10 @@ another plugin answers within 2 s, bystanders live, /proc, locks, the journal,
 memory and open files are back; then a randomized run of healthy and faulty
 calls; then crash consistency: the host killed with SIGKILL during a journal
 write, an activation, a cargo.build and an agent's tool call, and the world
-reopened. Prints a table and writes bench/results/<time>-faults.json.
+reopened; then a full disk (a world and a build cache on small tmpfs, as
+root): a plugin and builds fill them, calls get clear errors, the journal
+holds its entries and catches up once there is room. Prints a table and
+writes bench/results/<time>-faults.json.
 
 Options:
   --quick            smaller attacks, 500 random calls, 1 crash round each
@@ -55,7 +59,7 @@ Options:
   --calls <n>        calls of the randomized run (default 10000; --quick 500)
   --seed <n>         the randomized run's seed (default: drawn, and printed)
   --rounds <n>       crash rounds of each kind
-  --only <names>     attacks by name, or the parts: attacks, random, crash
+  --only <names>     attacks by name, or the parts: attacks, random, crash, disk
                      (comma-separated, repeatable)
   --list             the attacks and the crash kinds, then exit
   --out <dir>        where the results file goes (default bench/results)
@@ -244,6 +248,7 @@ export async function main(args: string[]): Promise<number> {
     for (const a of ATTACKS) console.log(`${a.name.padEnd(20)} ${a.summary}`);
     console.log(`${"random".padEnd(20)} the randomized run`);
     for (const k of CRASH_KINDS) console.log(`${("crash " + k.name).padEnd(20)} ${k.summary}`);
+    console.log(`${"disk".padEnd(20)} a full disk: a world and a build cache on small tmpfs`);
     return ExitCode.Ok;
   }
   const positive = (text: string | undefined, name: string): number | undefined => {
@@ -260,7 +265,7 @@ export async function main(args: string[]): Promise<number> {
     calls = positive(opts.calls, "--calls") ?? (opts.quick ? 500 : 10_000);
     seed = positive(opts.seed, "--seed") ?? crypto.getRandomValues(new Uint32Array(1))[0];
     rounds = positive(opts.rounds, "--rounds") ?? (opts.long ? 100 : opts.quick ? 1 : 3);
-    const known = ["attacks", "random", "crash", ...ATTACKS.map((a) => a.name)];
+    const known = ["attacks", "random", "crash", "disk", ...ATTACKS.map((a) => a.name)];
     const unknown = only.filter((o) => !known.includes(o));
     if (unknown.length) {
       throw new Error(`no part ${unknown.join(", ")}; known: ${known.join(", ")}`);
@@ -290,6 +295,7 @@ export async function main(args: string[]): Promise<number> {
   const results: AttackResult[] = [];
   let random: RandomResult | undefined;
   let crash: CrashResult[] = [];
+  let disk: DiskResult | undefined;
   const failures: string[] = [];
   const outside = await Deno.makeTempDir({ prefix: "sausage-faults-outside-" });
   const canary = { name: "canary.txt", secret: `secret-${crypto.randomUUID()}` };
@@ -335,6 +341,10 @@ export async function main(args: string[]): Promise<number> {
     if (wants("crash")) {
       note(`crash consistency: ${rounds} round(s) of each kind`);
       crash = await crashRun({ rounds, seed, progress: note });
+    }
+    if (wants("disk")) {
+      note("full disk: a world and a build cache on small tmpfs");
+      disk = await diskRun({ quick: opts.quick, progress: note });
     }
   } catch (e) {
     failures.push((e as Error).stack ?? String(e));
@@ -406,8 +416,9 @@ export async function main(args: string[]): Promise<number> {
       for (const p of c.problems.slice(0, 5)) console.log(`    ${bad("✗")} ${p}`);
     }
   }
+  if (disk) printDisk(disk, good, bad);
   const ok = failures.length === 0 && results.every((r) => r.ok) && (random?.ok ?? true) &&
-    crash.every((c) => c.ok);
+    crash.every((c) => c.ok) && (disk?.skipped !== undefined || (disk?.ok ?? true));
   console.log(
     `\n${seconds.toFixed(1)} s in all. ${ok ? good("All passed.") : bad("Some failed.")}`,
   );
@@ -427,6 +438,7 @@ export async function main(args: string[]): Promise<number> {
       attacks: results,
       random,
       crash,
+      disk,
       failures,
     };
     const dir = opts.out ?? join(REPO_ROOT, "bench", "results");
@@ -434,6 +446,38 @@ export async function main(args: string[]): Promise<number> {
     console.log(`Results: ${path}`);
   }
   return ok ? ExitCode.Ok : ExitCode.Failed;
+}
+
+/** The full-disk run's lines. */
+function printDisk(d: DiskResult, good: (t: string) => string, bad: (t: string) => string): void {
+  if (d.skipped) {
+    console.log(`\nFull disk: skipped (${d.skipped})`);
+    return;
+  }
+  const f = d.figures;
+  const mib = (b?: number) => b === undefined ? "-" : `${(b / 2 ** 20).toFixed(1)} MiB`;
+  console.log(`\nFull disk (${d.seconds.toFixed(1)} s): ${d.ok ? good("ok") : bad("FAILED")}`);
+  console.log(
+    `  a plugin filled ${mib(f.pluginFilledBytes)} of a 32 MiB world in ${f.pluginFillMs} ms, ` +
+      "then got insufficient-space; what it wrote read back whole",
+  );
+  console.log(
+    `  disk full: ${f.callsWhileFull} calls answered, the journal held ${f.journalHeld} entries; ` +
+      `it caught up ${f.journalCaughtUpMs} ms after room came back`,
+  );
+  if (f.worldRefusals !== undefined) {
+    console.log(
+      `  builds into the full world: ${f.worldRefusals} refused, median ${f.worldRefusedMedianMs} ms` +
+        (f.buildAfterMs !== undefined ? `; with room, a build took ${f.buildAfterMs} ms` : ""),
+    );
+  }
+  if (f.cacheFailedMs !== undefined) {
+    console.log(
+      `  a 16 MiB build cache: the first build failed when cargo filled it, after ` +
+        `${f.cacheFailedMs} ms; the next were refused in a median ${f.cacheRefusedMedianMs} ms`,
+    );
+  }
+  for (const p of d.problems) console.log(`    ${bad("✗")} ${p}`);
 }
 
 if (import.meta.main) {
