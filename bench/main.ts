@@ -40,6 +40,7 @@ import { control } from "./host/control.ts";
 import { mcp } from "./host/mcp.ts";
 import { web } from "./host/web.ts";
 import { wasmtime } from "./host/wasmtime.ts";
+import { durability } from "./host/durability.ts";
 import type { Section } from "./section.ts";
 
 /** Every section, in the order they run. Add new sections here. */
@@ -59,6 +60,7 @@ export const SECTIONS: Section[] = [
   interfaces,
   builds,
   agent,
+  durability,
 ];
 
 const RESULTS_DIR = join(REPO_ROOT, "bench", "results");

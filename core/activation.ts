@@ -32,6 +32,7 @@ import {
   renderRejection,
 } from "./interfaces/mod.ts";
 import type { Journal } from "./journal.ts";
+import { syncFolder, writeSynced } from "./durable.ts";
 import { ErrorCode, RpcError } from "./jsonrpc.ts";
 import { pluginNameProblem } from "./names.ts";
 import type { PluginVersions } from "./versions.ts";
@@ -98,6 +99,13 @@ export class Activation {
   readonly #builtIn: (plugin: string) => boolean;
   readonly #journal: Journal;
   #queue: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Whether an activation syncs what it writes (the new file, then its
+   * folder) before it answers, so that it survives a power cut. False only
+   * for the benchmark's baseline.
+   */
+  durable = true;
 
   constructor(deps: {
     world: World;
@@ -401,7 +409,9 @@ export class Activation {
         await Deno.mkdir(dir, { recursive: true });
         const tmp = temporary(dir, "wasm");
         staged.push({ p, dir, tmp });
-        await Deno.writeFile(tmp, p.bytes);
+        // its bytes on the disk before its name is plugin.wasm
+        if (this.durable) await writeSynced(tmp, p.bytes);
+        else await Deno.writeFile(tmp, p.bytes);
       }
       for (const { p, dir, tmp } of staged) {
         const sw: Switch = { p, dir, oldPrev: null, prevSet: false, currentSet: false };
@@ -419,6 +429,8 @@ export class Activation {
         await Deno.rename(tmp, current); // atomic: plugin.wasm is the old or the new file
         sw.currentSet = true;
       }
+      // the renames survive a power cut once each folder is synced: then the activation answers
+      if (this.durable) { for (const { dir } of switches) await syncFolder(dir); }
       for (const { oldPrev } of switches) if (oldPrev) await Deno.remove(oldPrev).catch(() => {});
     } catch (e) {
       const notes = await this.#rollBack(switches);

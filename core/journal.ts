@@ -133,6 +133,8 @@ export class Journal {
       maxQueryMs?: number;
       maxAnswerBytes?: number;
       onTrouble?: (message: string) => void;
+      /** SQLite's `synchronous` (DECISIONS, "Power loss and a full disk"): NORMAL unless measured. */
+      synchronous?: "NORMAL" | "FULL";
     } = {},
   ) {
     this.path = path;
@@ -140,7 +142,13 @@ export class Journal {
     this.#maxQueryMs = options.maxQueryMs ?? MAX_QUERY_MS;
     this.#maxAnswerBytes = options.maxAnswerBytes ?? MAX_ANSWER_BYTES;
     this.#db = new DatabaseSync(path);
-    this.#db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
+    // WAL and NORMAL: a power cut may lose the last entries, never the database's consistency;
+    // FULL would put an fsync on the host's thread at every turn of its event loop
+    this.#db.exec(
+      `PRAGMA journal_mode = WAL; PRAGMA synchronous = ${
+        options.synchronous === "FULL" ? "FULL" : "NORMAL"
+      };`,
+    );
     this.#db.exec(`PRAGMA busy_timeout = ${Math.floor(options.busyTimeoutMs ?? 5000)};`);
     this.#db.exec(SCHEMA);
     this.#insert = this.#db.prepare(
@@ -217,6 +225,11 @@ export class Journal {
   /** Forgets the in-memory lines of an ended process. */
   untrack(pid: string): void {
     this.#tails.delete(pid);
+  }
+
+  /** The entries kept in memory because the database cannot be written (a full disk): 0 when it can. */
+  get unwritten(): number {
+    return this.#failing === null ? 0 : this.#buffer.length;
   }
 
   /** Writes buffered entries now. Returns false when the database cannot be written. */

@@ -20,6 +20,7 @@ import { CRASH_KINDS, type CrashResult, crashRun } from "./crash.ts";
 import { attackWorld, HostProcess, limitsYaml, mib } from "./harness.ts";
 import { type RandomResult, randomRun } from "./random.ts";
 import { type SoakOptions, type SoakResult, soakRun } from "./soak.ts";
+import { type DiskResult, diskRun } from "./disk.ts";
 
 const REPO_ROOT = new URL("..", import.meta.url).pathname;
 
@@ -48,10 +49,12 @@ another plugin answers within 2 s, bystanders live, /proc, locks, the journal,
 memory and open files are back; then a randomized run of healthy and faulty
 calls; then crash consistency: the host killed with SIGKILL during a journal
 write, an activation, a cargo.build and an agent's tool call, and the world
-reopened; then the agent's soak: turns in three sessions against a scripted
-model that waits 0-2 s (sometimes 25-60 s), stopped mid-stream, mid-tool and
-mid-build, the host killed and started again. Prints a table and writes
-bench/results/<time>-faults.json.
+reopened; then a full disk (a world and a build cache on small tmpfs, as
+root): a plugin and builds fill them, calls get clear errors, the journal
+holds its entries and catches up once there is room; then the agent's soak:
+turns in three sessions against a scripted model that waits 0-2 s (sometimes
+25-60 s), stopped mid-stream, mid-tool and mid-build, the host killed and
+started again. Prints a table and writes bench/results/<time>-faults.json.
 
 Options:
   --quick            smaller attacks, 500 random calls, 1 crash round each
@@ -60,7 +63,7 @@ Options:
   --seed <n>         the randomized run's seed (default: drawn, and printed)
   --rounds <n>       crash rounds of each kind
   --turns <n>        turns of the agent's soak (default 240; --quick 60)
-  --only <names>     attacks by name, or the parts: attacks, random, crash, soak
+  --only <names>     attacks by name, or the parts: attacks, random, crash, disk, soak
                      (comma-separated, repeatable)
   --list             the attacks and the crash kinds, then exit
   --out <dir>        where the results file goes (default bench/results)
@@ -272,6 +275,7 @@ export async function main(args: string[]): Promise<number> {
     console.log(`${"random".padEnd(20)} the randomized run`);
     console.log(`${"soak".padEnd(20)} the agent's soak`);
     for (const k of CRASH_KINDS) console.log(`${("crash " + k.name).padEnd(20)} ${k.summary}`);
+    console.log(`${"disk".padEnd(20)} a full disk: a world and a build cache on small tmpfs`);
     return ExitCode.Ok;
   }
   const positive = (text: string | undefined, name: string): number | undefined => {
@@ -289,7 +293,7 @@ export async function main(args: string[]): Promise<number> {
     seed = positive(opts.seed, "--seed") ?? crypto.getRandomValues(new Uint32Array(1))[0];
     rounds = positive(opts.rounds, "--rounds") ?? (opts.long ? 100 : opts.quick ? 1 : 3);
     turns = positive(opts.turns, "--turns") ?? (opts.quick ? 60 : 240);
-    const known = ["attacks", "random", "crash", "soak", ...ATTACKS.map((a) => a.name)];
+    const known = ["attacks", "random", "crash", "disk", "soak", ...ATTACKS.map((a) => a.name)];
     const unknown = only.filter((o) => !known.includes(o));
     if (unknown.length) {
       throw new Error(`no part ${unknown.join(", ")}; known: ${known.join(", ")}`);
@@ -320,6 +324,7 @@ export async function main(args: string[]): Promise<number> {
   let random: RandomResult | undefined;
   let crash: CrashResult[] = [];
   let soak: SoakResult | undefined;
+  let disk: DiskResult | undefined;
   const failures: string[] = [];
   const outside = await Deno.makeTempDir({ prefix: "sausage-faults-outside-" });
   const canary = { name: "canary.txt", secret: `secret-${crypto.randomUUID()}` };
@@ -365,6 +370,10 @@ export async function main(args: string[]): Promise<number> {
     if (wants("crash")) {
       note(`crash consistency: ${rounds} round(s) of each kind`);
       crash = await crashRun({ rounds, seed, progress: note });
+    }
+    if (wants("disk")) {
+      note("full disk: a world and a build cache on small tmpfs");
+      disk = await diskRun({ quick: opts.quick, progress: note });
     }
     if (wants("soak")) {
       const options = soakOptions(turns, seed, opts.quick, note);
@@ -457,8 +466,10 @@ export async function main(args: string[]): Promise<number> {
     console.log(pc.dim(`  operations interrupted: ${interrupted || "none"}`));
     for (const p of s.problems.slice(0, 10)) console.log(`    ${bad("✗")} ${p}`);
   }
+  if (disk) printDisk(disk, good, bad);
   const ok = failures.length === 0 && results.every((r) => r.ok) && (random?.ok ?? true) &&
-    crash.every((c) => c.ok) && (soak?.ok ?? true);
+    crash.every((c) => c.ok) && (disk?.skipped !== undefined || (disk?.ok ?? true)) &&
+    (soak?.ok ?? true);
   console.log(
     `\n${seconds.toFixed(1)} s in all. ${ok ? good("All passed.") : bad("Some failed.")}`,
   );
@@ -478,6 +489,7 @@ export async function main(args: string[]): Promise<number> {
       attacks: results,
       random,
       crash,
+      disk,
       soak,
       failures,
     };
@@ -486,6 +498,38 @@ export async function main(args: string[]): Promise<number> {
     console.log(`Results: ${path}`);
   }
   return ok ? ExitCode.Ok : ExitCode.Failed;
+}
+
+/** The full-disk run's lines. */
+function printDisk(d: DiskResult, good: (t: string) => string, bad: (t: string) => string): void {
+  if (d.skipped) {
+    console.log(`\nFull disk: skipped (${d.skipped})`);
+    return;
+  }
+  const f = d.figures;
+  const mib = (b?: number) => b === undefined ? "-" : `${(b / 2 ** 20).toFixed(1)} MiB`;
+  console.log(`\nFull disk (${d.seconds.toFixed(1)} s): ${d.ok ? good("ok") : bad("FAILED")}`);
+  console.log(
+    `  a plugin filled ${mib(f.pluginFilledBytes)} of a 32 MiB world in ${f.pluginFillMs} ms, ` +
+      "then got insufficient-space; what it wrote read back whole",
+  );
+  console.log(
+    `  disk full: ${f.callsWhileFull} calls answered, the journal held ${f.journalHeld} entries; ` +
+      `it caught up ${f.journalCaughtUpMs} ms after room came back`,
+  );
+  if (f.worldRefusals !== undefined) {
+    console.log(
+      `  builds into the full world: ${f.worldRefusals} refused, median ${f.worldRefusedMedianMs} ms` +
+        (f.buildAfterMs !== undefined ? `; with room, a build took ${f.buildAfterMs} ms` : ""),
+    );
+  }
+  if (f.cacheFailedMs !== undefined) {
+    console.log(
+      `  a 16 MiB build cache: the first build failed when cargo filled it, after ` +
+        `${f.cacheFailedMs} ms; the next were refused in a median ${f.cacheRefusedMedianMs} ms`,
+    );
+  }
+  for (const p of d.problems) console.log(`    ${bad("✗")} ${p}`);
 }
 
 if (import.meta.main) {

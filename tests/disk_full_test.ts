@@ -10,24 +10,12 @@ import { Host } from "../core/host.ts";
 import { initWorld } from "../core/init.ts";
 import { eventually, installPlugin, TEST_CACHE_DIR } from "./world.ts";
 import { findWasmToolchain } from "../core/cargo/toolchain.ts";
+import { cannotMount } from "../faults/disk.ts";
 
-/** Whether this machine lets the test mount a tmpfs (root, and a mount namespace that allows it). */
-function canMount(): boolean {
-  if (Deno.build.os !== "linux" || Deno.uid() !== 0) return false;
-  const dir = Deno.makeTempDirSync({ prefix: "sausage-mount-probe-" });
-  try {
-    const tmpfs = ["-t", "tmpfs", "-o", "size=1m", "tmpfs", dir];
-    if (!new Deno.Command("mount", { args: tmpfs, stderr: "null" }).outputSync().success) {
-      return false;
-    }
-    new Deno.Command("umount", { args: [dir] }).outputSync();
-    return true;
-  } catch {
-    return false; // no mount command
-  } finally {
-    Deno.removeSync(dir, { recursive: true });
-  }
-}
+/** Why no tmpfs can be mounted here (not root, no mount namespace), or undefined. */
+const noMount = cannotMount();
+if (noMount) console.error(`disk_full_test: skipped: ${noMount}`);
+const canMount = () => noMount === undefined;
 
 async function run(command: string, ...args: string[]): Promise<void> {
   const out = await new Deno.Command(command, { args, stderr: "piped" }).output();
@@ -136,13 +124,27 @@ Deno.test({
     // cargo's target folder fills the 16 MiB long before the SDK's dependencies are compiled
     const built = await client.request("cargo.build", { plugin: "notes" }, { timeoutMs: 600_000 });
     assert.equal(built.error?.code, -32004, JSON.stringify(built.result ?? built.error));
+    // told by a probe write on each disk after the failed step, not by cargo's words
     assert.match(built.error!.message, /a disk is full \(No space left on device\)/);
-    assert.match(built.error!.message, new RegExp(`cache folder ${disk}`));
+    assert.match(built.error!.message, new RegExp(`the cache folder ${disk}`));
     assert.match(built.error!.message, /sausage cache gc/);
     assert.match(built.error!.message, /--cache-dir/);
-    const data = built.error!.data as { step: string; output: string; disk: string };
+    const data = built.error!.data as {
+      step: string;
+      output: string;
+      disk: string;
+      full: string[];
+    };
     assert.equal(data.disk, "full");
-    assert.match(data.output, /No space left on device|os error 28/);
+    assert.deepEqual(data.full, ["cache"]);
+    assert.notEqual(data.step, "checking for room");
+    // the next build is refused at once, before cargo starts
+    const t = performance.now();
+    const again = await client.request("cargo.build", { plugin: "notes" });
+    const refusedMs = performance.now() - t;
+    assert.equal(again.error?.code, -32004, JSON.stringify(again.result ?? again.error));
+    assert.equal((again.error!.data as { step: string }).step, "checking for room");
+    assert.ok(refusedMs < 2000, `refused after ${refusedMs} ms`);
     // the host goes on, and nothing of the world was touched
     const ps = await client.request("core.log", { limit: 1 });
     assert.equal(ps.error, undefined, JSON.stringify(ps.error));
@@ -154,6 +156,65 @@ Deno.test({
     await Deno.remove(root, { recursive: true }).catch(() => {});
   }
 });
+
+Deno.test({
+  name:
+    "a build into a full world is refused at once with an error that names the world, and builds once there is room",
+  ignore: !canMount() || !(await hasWasmToolchain()),
+}, async () => {
+  const disk = await Deno.makeTempDir({ prefix: "sausage-small-world-" });
+  await run("mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", disk);
+  const root = join(disk, "world");
+  let host: Host | undefined;
+  try {
+    await initWorld(root, { installAgent: false, examples: true });
+    host = await Host.start({
+      world: root,
+      cacheDir: TEST_CACHE_DIR,
+      services: false,
+      installAgent: false,
+    });
+    await host.discovered;
+    const client = host.client("console");
+    await fill(join(root, "state", "filler"));
+    const t = performance.now();
+    const refused = await client.request("cargo.build", { plugin: "notes" });
+    const refusedMs = performance.now() - t;
+    assert.equal(refused.error?.code, -32004, JSON.stringify(refused.result ?? refused.error));
+    assert.match(refused.error!.message, /a disk is full \(No space left on device\)/);
+    assert.match(refused.error!.message, new RegExp(`the world's ${root}/state/cargo/builds`));
+    assert.match(refused.error!.message, /old \/state\/cargo\/builds\/<n>\/ folders/);
+    const data = refused.error!.data as { step: string; disk: string; full: string[] };
+    assert.deepEqual([data.step, data.disk, data.full], ["checking for room", "full", ["world"]]);
+    assert.ok(refusedMs < 2000, `refused after ${refusedMs} ms`);
+
+    // room again: the same host builds, and the component is on the disk (synced)
+    await Deno.remove(join(root, "state", "filler"));
+    const built = await client.request("cargo.build", { plugin: "notes" }, { timeoutMs: 600_000 });
+    assert.equal(built.error, undefined, JSON.stringify(built.error));
+    assert.equal((built.result as { wasm: string }).wasm, "/state/cargo/builds/1/notes.wasm");
+    assert.ok(
+      (await Deno.stat(join(root, "state", "cargo", "builds", "1", "notes.wasm"))).size > 0,
+    );
+  } finally {
+    await host?.shutdown();
+    await run("umount", disk).catch(() => {});
+    await Deno.remove(disk, { recursive: true }).catch(() => {});
+  }
+});
+
+/** Writes pages to `path` until the disk is full. */
+async function fill(path: string): Promise<void> {
+  const file = await Deno.open(path, { write: true, create: true });
+  try {
+    const page = new Uint8Array(4096);
+    for (;;) await file.write(page);
+  } catch (e) {
+    if ((e as { code?: string }).code !== "ENOSPC") throw e;
+  } finally {
+    file.close();
+  }
+}
 
 async function hasWasmToolchain(): Promise<boolean> {
   try {

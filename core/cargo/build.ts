@@ -25,6 +25,8 @@ import { findWasmToolchain, ToolchainMissing, WASM_TARGET } from "./toolchain.ts
 import { sdkForBuild, SdkUnusable } from "./sdk.ts";
 import { afterBuild } from "../components/cache_gc.ts";
 import type { World } from "../world.ts";
+import { isNoSpace, probeRoom } from "../disk_room.ts";
+import { syncFile, syncFolder } from "../durable.ts";
 
 /** What the builder needs from the host. */
 export interface BuilderOptions {
@@ -85,38 +87,93 @@ function buildFailed(step: string, output: string, extra: Record<string, unknown
   });
 }
 
-/** What cargo, rustc and the OS say when a disk is full. */
-const DISK_FULL = /No space left on device|os error 28|\bENOSPC\b/;
+/** The folders a build writes to, each on a disk that may fill. */
+export interface BuildDisks {
+  /** The host's cache folder: cargo's target folder and the source's copy are in it. */
+  cacheDir: string;
+  /** The world's `state/cargo/builds`, where the component goes. */
+  buildsDir: string;
+}
 
 /**
- * A build that failed because a disk is full, as an error that says so and
- * how to make room; undefined for any other failure. Only the message says
- * more: the step and the output stay as they were.
+ * A build that failed because a disk is full, as an error that says which
+ * and how to make room; undefined for any other failure. The host's own
+ * writes fail with the OS's code (`ENOSPC`); cargo's and rustc's say it only
+ * in their output, so after a failed step a probe write on each disk tells.
+ * The step and the output stay as they were.
  */
-export function diskFull(e: unknown, cacheDir: string, world: string): RpcError | undefined {
+export async function diskFull(e: unknown, disks: BuildDisks): Promise<RpcError | undefined> {
+  const failedStep = e instanceof RpcError && e.code === ErrorCode.BuildFailed;
+  if (!failedStep && !isNoSpace(e)) return undefined;
+  const [cache, world] = await Promise.all([
+    probeRoom(disks.cacheDir).catch(() => undefined),
+    probeRoom(disks.buildsDir).catch(() => undefined),
+  ]);
+  const full = [
+    ...(cache?.full ? ["cache" as const] : []),
+    ...(world?.full ? ["world" as const] : []),
+  ];
+  // a host write refused with ENOSPC on a disk that has room again: either may have been it
+  if (full.length === 0 && !isNoSpace(e)) return undefined;
   const data = e instanceof RpcError && typeof e.data === "object" && e.data !== null
     ? e.data as Record<string, unknown>
     : {};
-  const text = `${e instanceof Error ? e.message : e} ${
-    typeof data.output === "string" ? data.output : ""
-  }`;
-  const os = e instanceof Error && (e as { code?: string }).code === "ENOSPC";
-  if (!os && !DISK_FULL.test(text)) return undefined;
   const step = typeof data.step === "string" ? data.step : "copying";
+  return noRoom(step, full.length ? full : ["cache", "world"], disks, {
+    ...data,
+    output: typeof data.output === "string"
+      ? data.output
+      : tail(`${e instanceof Error ? e.message : e}`),
+    free: { cache: cache?.freeBytes ?? null, world: world?.freeBytes ?? null },
+  });
+}
+
+/** The error of a build that a full disk stopped (or refused), naming the disk and the fix. */
+function noRoom(
+  step: string,
+  full: ("cache" | "world")[],
+  disks: BuildDisks,
+  data: Record<string, unknown>,
+): RpcError {
+  const which = full.map((d) =>
+    d === "cache"
+      ? `the cache folder ${disks.cacheDir} (cargo's target folder is in it)`
+      : `the world's ${disks.buildsDir} (where the component goes)`
+  ).join(" or ");
+  const fixes = [
+    ...(full.includes("cache")
+      ? [
+        "for the cache, `sausage cache` shows what it holds and `sausage cache gc` removes what " +
+        "no world used for 30 days, or start the host with --cache-dir on a larger disk",
+      ]
+      : []),
+    ...(full.includes("world")
+      ? ["for the world, remove what it no longer needs (old /state/cargo/builds/<n>/ folders)"]
+      : []),
+  ];
   return new RpcError(
     ErrorCode.BuildFailed,
-    `cargo.build: ${step} failed: a disk is full (No space left on device). The build writes to ` +
-      `the cache folder ${cacheDir} (cargo's target folder is in it) and the result to ` +
-      `${world}/state/cargo/builds. Make room on that disk (\`sausage cache\` shows what the cache ` +
-      "holds, `sausage cache gc` removes what no world used for 30 days), or start the host with " +
-      "--cache-dir on a larger disk; then build again.",
-    {
-      ...data,
-      step,
-      output: typeof data.output === "string" ? data.output : tail(text),
-      disk: "full",
-    },
+    `cargo.build: ${step} failed: a disk is full (No space left on device): the disk of ${which}. ` +
+      `Make room on it (${fixes.join("; ")}); then build again.`,
+    { ...data, step, disk: "full", full },
   );
+}
+
+/** Refuses a build at once when a disk it writes to has no room for a probe. */
+async function checkRoom(disks: BuildDisks): Promise<void> {
+  const [cache, world] = await Promise.all([
+    probeRoom(disks.cacheDir),
+    probeRoom(disks.buildsDir),
+  ]);
+  const full = [
+    ...(cache.full ? ["cache" as const] : []),
+    ...(world.full ? ["world" as const] : []),
+  ];
+  if (full.length === 0) return;
+  throw noRoom("checking for room", full, disks, {
+    output: "",
+    free: { cache: cache.freeBytes ?? null, world: world.freeBytes ?? null },
+  });
 }
 
 /** Copies a source folder without `target/` and hidden folders. */
@@ -193,7 +250,13 @@ export function cargoPlugin(options: BuilderOptions): NativePlugin {
     methods: {
       "rpc.discover": () => Promise.resolve(DISCOVER),
       build: async (ctx, params) => {
-        const job = await prepare(options, params);
+        const job = await prepare(options, params).catch(async (e) => {
+          const disks = { cacheDir: options.cacheDir, buildsDir: options.world.stateDir };
+          throw (isNoSpace(e) ? await diskFull(e, disks) : undefined) ?? e;
+        });
+        const disks = { cacheDir: options.cacheDir, buildsDir: job.buildsDir };
+        // a full disk refuses the build at once, not after minutes of compiling
+        await checkRoom(disks);
         try {
           // the host's thread copies in and out: the builder reaches nothing of the world
           ctx.notify("progress", { step: "copy", text: `copying /plugins/${job.plugin}/source` });
@@ -201,7 +264,7 @@ export function cargoPlugin(options: BuilderOptions): NativePlugin {
           const built = await runInWorker(job, ctx);
           return await deliver(job, built, ctx);
         } catch (e) {
-          throw diskFull(e, options.cacheDir, options.world.root) ?? e;
+          throw (await diskFull(e, disks)) ?? e;
         } finally {
           await Deno.remove(job.work, { recursive: true }).catch(() => {});
           // the cache is bounded after each build, failed ones too: they fill the target folder
@@ -422,7 +485,16 @@ export interface Built extends Omit<BuildResult, "wasm"> {
 async function deliver(job: BuildJob, built: Built, ctx: NativeContext): Promise<BuildResult> {
   const { n, dir } = await nextBuildDir(job.buildsDir);
   const name = `${job.plugin}.wasm`;
-  await Deno.copyFile(built.artifact, join(dir, name));
+  try {
+    await Deno.copyFile(built.artifact, join(dir, name));
+    // a build that answered survives a power cut: its bytes, its name, its folder's name
+    await syncFile(join(dir, name));
+    await syncFolder(dir);
+    await syncFolder(job.buildsDir);
+  } catch (e) {
+    await Deno.remove(dir, { recursive: true }).catch(() => {}); // no half a component
+    throw e;
+  }
   ctx.log(`built ${basename(built.artifact)} as /state/cargo/builds/${n}/${name}`);
   return { wasm: `/state/cargo/builds/${n}/${name}`, tests: built.tests, warnings: built.warnings };
 }

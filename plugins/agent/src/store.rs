@@ -8,6 +8,9 @@
 //!   format version and the length of the journal it goes with.
 //!
 //! A commit appends its entries, then replaces `state.json` in one rename.
+//! It returns once both survive a power cut: the journal's new bytes are
+//! synced before `state.json` names them, and `state.json` is written with
+//! the SDK's `write_atomic` (file, then folder, synced).
 //! Entries past the length that `state.json` names were never committed (a
 //! kill between the two steps, or in the middle of a write): the next open
 //! cuts them off. So the entries and the state change together or not at all.
@@ -75,6 +78,8 @@ pub struct Session {
     pub recovered: Vec<String>,
     /// Entries that go with the next commit (see [`Session::stage`]).
     staged: Vec<(String, Value)>,
+    /// Whether a commit waits for the disk (false only for the benchmark's baseline).
+    durable: bool,
 }
 
 /// Session names: like plugin names.
@@ -135,7 +140,11 @@ impl Session {
     /// session starts a fresh context with an `agent.context-reset.v1` entry.
     pub fn open(name: &str) -> std::io::Result<Session> {
         let dir = dir_of(name);
-        std::fs::create_dir_all(&dir)?;
+        if !dir.is_dir() {
+            std::fs::create_dir_all(&dir)?;
+            // a new session's folder is named in /state/agent: that name survives a power cut too
+            sausage_plugin::sync_folder(SESSIONS_DIR)?;
+        }
         let journal = dir.join("journal.jsonl");
         let journal_len = match std::fs::metadata(&journal) {
             Ok(m) => m.len(),
@@ -196,7 +205,7 @@ impl Session {
             ));
             state.journal_bytes = journal_len;
         }
-        let mut session = Session { name: name.to_string(), dir, state, recovered, staged: vec![] };
+        let mut session = Session { name: name.to_string(), dir, state, recovered, staged: vec![], durable: true };
         if let Some(why) = reset {
             session.recovered.push(format!("session {name}: a fresh context, because {why}"));
             session.commit(vec![("agent.context-reset.v1", json!({"reason": why}))])?;
@@ -232,11 +241,20 @@ impl Session {
             let mut file =
                 std::fs::OpenOptions::new().create(true).append(true).open(self.dir.join("journal.jsonl"))?;
             file.write_all(text.as_bytes())?;
+            // on the disk before state.json names these bytes as committed
+            if self.durable {
+                file.sync_data()?;
+            }
         }
         let mut next = self.state.clone();
         next.seq = seq;
         next.journal_bytes += text.len() as u64;
-        replace(&self.dir.join("state.json"), &serde_json::to_vec(&next)?)?;
+        let state = serde_json::to_vec(&next)?;
+        if self.durable {
+            sausage_plugin::write_atomic(self.dir.join("state.json"), state)?;
+        } else {
+            replace(&self.dir.join("state.json"), &state)?;
+        }
         self.state = next;
         Ok(written)
     }
@@ -291,11 +309,8 @@ impl Session {
     }
 }
 
-/// Replaces a file in one rename, without waiting for the disk: a kill of
-/// the process or of the host loses nothing (the kernel has the bytes), and
-/// after a power loss a `state.json` that cannot be read is kept aside and
-/// the session goes on with a fresh context. An `fsync` cost 0.35 ms on a
-/// quiet disk and about 8 ms on a busy one, at every commit.
+/// Replaces a file in one rename, without waiting for the disk: what a
+/// commit did before it was made durable, kept as the benchmark's baseline.
 fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("state.json");
     let temporary = path.with_file_name(format!(".{name}.{}.tmp", sausage_plugin::pid()));
@@ -399,5 +414,62 @@ mod tests {
         assert!(check_name("../x").is_err());
         assert!(check_name("").is_err());
         assert!(check_name(&"a".repeat(65)).is_err());
+    }
+}
+
+/// What durability costs, measured in the benchmark (`deno task bench --only durability`):
+/// a session commit and the SDK's `write_atomic` of 8 KiB, each with and without its syncs,
+/// interleaved so that both see the same disk. Writes the medians to `durability.json` in the
+/// crate's folder (which `sausage test` gives the test at its own path).
+#[cfg(test)]
+mod durability_costs {
+    use super::*;
+    use std::time::Instant;
+
+    fn median(mut v: Vec<f64>) -> f64 {
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[v.len() / 2]
+    }
+
+    fn time(f: impl FnOnce()) -> f64 {
+        let t = Instant::now();
+        f();
+        t.elapsed().as_secs_f64() * 1000.0
+    }
+
+    #[test]
+    #[ignore = "a benchmark: deno task bench --only durability runs it"]
+    fn durability_costs() {
+        let rounds = 200;
+        let mut synced = Session::open("bench-synced").unwrap();
+        let mut unsynced = Session::open("bench-unsynced").unwrap();
+        unsynced.durable = false;
+        let bytes = vec![b'x'; 8192];
+        let dir = std::path::Path::new("/state/bench-files");
+        std::fs::create_dir_all(dir).unwrap();
+        let (mut commit_on, mut commit_off, mut write_on, mut write_off) = (vec![], vec![], vec![], vec![]);
+        for i in 0..rounds {
+            for s in [&mut synced, &mut unsynced] {
+                s.state.context.push(Message::User { text: format!("message {i}") });
+            }
+            let step = || json!({"role": "user", "text": format!("message {i}")});
+            commit_on.push(time(|| {
+                synced.commit(vec![("agent.step.v1", step())]).unwrap();
+            }));
+            commit_off.push(time(|| {
+                unsynced.commit(vec![("agent.step.v1", step())]).unwrap();
+            }));
+            write_on.push(time(|| sausage_plugin::write_atomic(dir.join("synced"), &bytes).unwrap()));
+            write_off.push(time(|| replace(&dir.join("unsynced"), &bytes).unwrap()));
+        }
+        let medians = json!({
+                "rounds": rounds,
+                "commit_synced_ms": median(commit_on),
+                "commit_unsynced_ms": median(commit_off),
+                "write_atomic_synced_ms": median(write_on),
+                "write_atomic_unsynced_ms": median(write_off),
+        });
+        let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("durability.json");
+        std::fs::write(out, medians.to_string()).unwrap();
     }
 }

@@ -133,7 +133,7 @@ pub use call::{Call, call};
 pub use ctx::Ctx;
 pub use endpoint::{CONNECT_WAIT, Connection, connect, listen};
 pub use error::{Error, Result};
-pub use fs::{pid, plugin, state_dir, write_atomic};
+pub use fs::{pid, plugin, state_dir, sync_folder, write_atomic};
 pub use interface::{Endpoint, Interface, MethodResult, ParamsStruct, Retired, SchemaType};
 pub use lock::{Lock, LockGuard, lock};
 pub use runtime::{TaskOutput, background, on_stop, run, stopping};

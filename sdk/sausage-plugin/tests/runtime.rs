@@ -150,6 +150,19 @@ fn state_dir_and_write_atomic_work_in_the_test_world() {
 }
 
 #[test]
+fn sync_folder_syncs_a_folder_through_wasi_filesystem() {
+    // std's File::sync_all refuses a folder under WASI (EBADF); this one reaches the host's fsync
+    sausage_plugin::sync_folder(state_dir()).unwrap();
+    sausage_plugin::sync_folder("/").unwrap();
+    sausage_plugin::sync_folder("/state/").unwrap();
+    let missing = sausage_plugin::sync_folder("/state/no/such/folder").unwrap_err();
+    assert_eq!(missing.kind(), std::io::ErrorKind::NotFound, "{missing}");
+    std::fs::write("/state/a-file", "x").unwrap();
+    let file = sausage_plugin::sync_folder("/state/a-file").unwrap_err();
+    assert_eq!(file.kind(), std::io::ErrorKind::NotADirectory, "{file}");
+}
+
+#[test]
 fn the_world_of_a_test_is_empty_and_its_own() {
     // each test runs in its own instance with its own temporary world
     assert!(!std::path::Path::new("/state/data.json").exists());
