@@ -277,6 +277,8 @@ async function answer(
     res.end();
     return;
   }
+  // the head goes now: a stream's first bytes may be long in coming (an event stream, a turn)
+  res.flushHeaders();
   const reader = response.body.getReader();
   // the client went away: the body's source hears it (a turn, an event stream stops)
   res.on("close", () => {

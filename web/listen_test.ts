@@ -192,3 +192,21 @@ Deno.test("listen: a client that drops a streamed answer cancels its source; coo
     await cancelled.promise;
   });
 });
+
+Deno.test("listen: the head of a streamed answer goes before its first bytes (an event stream)", async () => {
+  let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+  const handler = () =>
+    Promise.resolve(
+      new Response(new ReadableStream<Uint8Array>({ start: (c) => void (controller = c) }), {
+        headers: { "content-type": "text/event-stream" },
+      }),
+    );
+  await withServer(handler, async ({ port }) => {
+    const r = await fetch(`http://127.0.0.1:${port}/`);
+    assert.equal(r.headers.get("content-type"), "text/event-stream");
+    const reader = r.body!.getReader();
+    controller!.enqueue(encoder.encode("data: 1\n\n"));
+    assert.equal(new TextDecoder().decode((await reader.read()).value), "data: 1\n\n");
+    await reader.cancel();
+  });
+});
