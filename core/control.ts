@@ -47,7 +47,7 @@ export { MAX_CAT_BYTES, MAX_SOCKET_PATH_BYTES, MAX_UNREAD_ANSWER_BYTES };
  * Connections open at once. One more closes the oldest connection that has
  * not sent a line yet, or is itself refused when every one has: either gets
  * an error line (-32000, `data.limit` `control_connections`) and is closed.
- * Each costs a file and a 64 KiB read buffer; a front end opens one and
+ * Each costs a file and a read buffer of 4 to 64 KiB; a front end opens one and
  * speaks at once.
  */
 export const MAX_CONTROL_CONNECTIONS = 256;

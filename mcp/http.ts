@@ -124,26 +124,29 @@ export class McpHttp {
       return problem(400, "no Mcp-Session-Id: a session starts with a POST of initialize");
     }
     // sessions being initialized count too: a burst of initializes cannot pass the bound
-    if (this.#sessions.size + this.#starting >= this.#max) {
-      // the session idle longest makes room (its client gets 404 and starts another);
-      // a session with an answer in flight is never cut
-      let oldest: [string, Session] | undefined;
-      for (const entry of this.#sessions) {
-        if (entry[1].open === 0 && (!oldest || entry[1].lastSeen < oldest[1].lastSeen)) {
-          oldest = entry;
-        }
-      }
-      if (!oldest || this.#sessions.size === 0) {
-        return problem(
-          503,
-          `${this.#max} MCP sessions are open, each with an answer in flight: end one (DELETE) first`,
-        );
-      }
-      this.evicted++;
-      await this.#end(oldest[0], `${this.#max} MCP sessions were open: this one was idle longest`);
-    }
     this.#starting++;
     try {
+      if (this.#sessions.size + this.#starting > this.#max) {
+        // the session idle longest makes room (its client gets 404 and starts another);
+        // a session with an answer in flight is never cut
+        let oldest: [string, Session] | undefined;
+        for (const entry of this.#sessions) {
+          if (entry[1].open === 0 && (!oldest || entry[1].lastSeen < oldest[1].lastSeen)) {
+            oldest = entry;
+          }
+        }
+        if (!oldest) {
+          return problem(
+            503,
+            `${this.#max} MCP sessions are open, each with an answer in flight: end one (DELETE) first`,
+          );
+        }
+        this.evicted++;
+        await this.#end(
+          oldest[0],
+          `${this.#max} MCP sessions were open: this one was idle longest`,
+        );
+      }
       return await this.#start(request);
     } finally {
       this.#starting--;

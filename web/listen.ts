@@ -132,7 +132,8 @@ export function serveBounded(
   const tracked = new Map<Socket, Tracked>();
   let shed = 0;
   const server = createServer({
-    headersTimeout: limits.headersTimeoutMs,
+    // node wants the headers' time within the request's
+    headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     maxHeaderSize: limits.maxHeaderBytes,
@@ -271,6 +272,8 @@ async function answer(
   }
   const cookies = response.headers.getSetCookie();
   if (cookies.length > 0) out["set-cookie"] = cookies;
+  // answered before the body came whole (413, 401…): the rest is not waited for
+  if (!req.complete) out["connection"] = "close";
   res.writeHead(response.status, response.statusText || undefined, out);
   if (response.body === null || req.method === "HEAD") {
     await response.body?.cancel().catch(() => {});

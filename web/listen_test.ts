@@ -210,3 +210,16 @@ Deno.test("listen: the head of a streamed answer goes before its first bytes (an
     await reader.cancel();
   });
 });
+
+Deno.test("listen: an answer given before the body came whole closes the connection", async () => {
+  const refuse = () => Promise.resolve(new Response("too large\n", { status: 413 }));
+  await withServer(refuse, async ({ port }) => {
+    const r = await raw(
+      port,
+      "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n{",
+      " ",
+    );
+    assert.equal(r.status, 413);
+    assert.ok(r.ms < 900, `closed after ${r.ms} ms, not at the request's timeout`);
+  });
+});
