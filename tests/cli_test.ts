@@ -111,7 +111,10 @@ Deno.test("sausage call: --timeout, params that are not an object, and a missing
   // giving up kills the call's process at once, even one that would not stop
   const spinning = await sausage(["call", root, "probe.spin", "--timeout", "0.5", ...cache]);
   assert.equal(spinning.code, 1);
-  assert.match(JSON.parse(spinning.stdout).message, /probe\.spin: no answer within the call's deadline/);
+  assert.match(
+    JSON.parse(spinning.stdout).message,
+    /probe\.spin: no answer within the call's deadline/,
+  );
   const db = new DatabaseSync(join(root, "state", "core", "journal.sqlite"), { readOnly: true });
   try {
     const kills = db.prepare("SELECT plugin FROM entries WHERE line = ?")
