@@ -296,9 +296,9 @@ Deno.test("MCP over HTTP: a session whose event stream is open stays past the id
   }
 });
 
-/** `initialize` by hand, with no event stream: the session's id. */
-async function initialize(url: URL): Promise<string> {
-  const r = await fetch(url, {
+/** A POST of `initialize` by hand, which opens no event stream. */
+function postInitialize(url: URL): Promise<Response> {
+  return fetch(url, {
     method: "POST",
     headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
     body: JSON.stringify({
@@ -312,6 +312,11 @@ async function initialize(url: URL): Promise<string> {
       },
     }),
   });
+}
+
+/** A session started by hand: its id. */
+async function initialize(url: URL): Promise<string> {
+  const r = await postInitialize(url);
   assert.equal(r.status, 200);
   await r.body?.cancel();
   return r.headers.get("mcp-session-id")!;
@@ -357,20 +362,7 @@ Deno.test("MCP over HTTP: past the most sessions, the idlest ends for room; when
     })
   ));
   assert.deepEqual(streams.map((r) => r.status), [200, 200, 200]);
-  const refused = await fetch(w.url, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "t", version: "1" },
-      },
-    }),
-  });
+  const refused = await postInitialize(w.url);
   assert.equal(refused.status, 503);
   assert.match((await refused.json()).error.message, /3 MCP sessions are open/);
   await Promise.all(streams.map((r) => r.body?.cancel()));
