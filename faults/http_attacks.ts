@@ -378,7 +378,7 @@ export const HTTP_ATTACKS: Attack[] = [
   {
     name: "http endless bodies",
     summary:
-      "150 POSTs whose bodies never end (declared, chunked), a byte a second; 50 declaring 100 MB",
+      "110 POSTs whose bodies never end (declared, chunked, at /call and /mcp), a byte a second; 50 declaring 100 MB",
     async run({ host, quick }: AttackContext) {
       const s = addressesOf(host);
       const n = quick ? 20 : 50;
@@ -399,6 +399,15 @@ export const HTTP_ATTACKS: Attack[] = [
                 drip: "1\r\n \r\n",
               }),
           ),
+          // and at /mcp, whose limit is 16 MiB
+          ...Array.from({ length: n / 5 }, () =>
+            rawRequest(
+              s.http.port,
+              `POST /mcp ${HTTP_1}\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${s.http.token}\r\n` +
+                "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n" +
+                "Content-Length: 1000000\r\n\r\n{",
+              { drip: " " },
+            )),
         ];
         const declaredHuge = Array.from(
           { length: n },
