@@ -377,7 +377,9 @@ const HOST_METHODS = [
 class Connection {
   readonly #host: Host;
   readonly #conn: Deno.Conn;
-  readonly #view: LocalHostView;
+  /** Made at the first line: a connection that never speaks (a flood of them) costs no view. */
+  #viewMade: LocalHostView | undefined;
+  readonly #started: Date;
   readonly #writer: ConnWriter;
   /** The connection's request IDs in flight → the IDs its view sent them with. */
   readonly #calls = new Map<string, Id | undefined>();
@@ -398,12 +400,20 @@ class Connection {
     this.#host = host;
     this.#conn = conn;
     this.#token = token;
-    this.#view = new LocalHostView(host, started);
-    this.#view.onNotification = (message) => this.#send(message);
+    this.#started = started;
     this.#writer = new ConnWriter(conn);
     if (token === null) this.#welcome();
     else this.#helloTimer = setTimeout(() => this.close(), HELLO_TIMEOUT_MS);
     this.closed = this.#read().finally(() => this.close());
+  }
+
+  /** The connection's own view of the host, one caller. */
+  get #view(): LocalHostView {
+    if (!this.#viewMade) {
+      this.#viewMade = new LocalHostView(this.#host, this.#started);
+      this.#viewMade.onNotification = (message) => this.#send(message);
+    }
+    return this.#viewMade;
   }
 
   /** From here on the connection is a front end: it gets the host's notes too. */
@@ -427,7 +437,7 @@ class Connection {
     } catch {
       // closed by the other side already
     }
-    await this.#view.close("its caller disconnected from the control endpoint");
+    await this.#viewMade?.close("its caller disconnected from the control endpoint");
   }
 
   async #read(): Promise<void> {
