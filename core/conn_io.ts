@@ -11,6 +11,12 @@
 const READ_BYTES = 64 * 1024;
 
 /**
+ * The first read's buffer: a connection that sends little (or nothing, in a
+ * flood of them) holds 4 KiB, not 64; each read that fills it doubles it.
+ */
+const FIRST_READ_BYTES = 4 * 1024;
+
+/**
  * Calls `onChunk` with each chunk read from `conn` until its end (or an
  * error, which ends it too). The chunk is the reader's own: copy it to keep it.
  *
@@ -24,12 +30,15 @@ export async function readChunks(
   conn: Deno.Conn,
   onChunk: (chunk: Uint8Array) => void,
 ): Promise<void> {
-  const buffer = new Uint8Array(READ_BYTES);
+  let buffer = new Uint8Array(FIRST_READ_BYTES);
   try {
     while (true) {
       const n = await conn.read(buffer);
       if (n === null) return;
       onChunk(buffer.subarray(0, n));
+      if (n === buffer.length && buffer.length < READ_BYTES) {
+        buffer = new Uint8Array(buffer.length * 2);
+      }
     }
   } catch {
     // the other side went away: the end is what follows

@@ -43,6 +43,21 @@ import {
 } from "../protocol/limits.ts";
 export { MAX_CAT_BYTES, MAX_SOCKET_PATH_BYTES, MAX_UNREAD_ANSWER_BYTES };
 
+/**
+ * Connections open at once. One more closes the oldest connection that has
+ * not sent a line yet, or is itself refused when every one has: either gets
+ * an error line (-32000, `data.limit` `control_connections`) and is closed.
+ * Each costs a file and a read buffer of 4 to 64 KiB; a front end opens one and
+ * speaks at once.
+ */
+export const MAX_CONTROL_CONNECTIONS = 256;
+
+/** Options of {@linkcode ControlEndpoint.listen}. */
+export interface ControlOptions {
+  /** Connections open at once (default {@linkcode MAX_CONTROL_CONNECTIONS}; tests lower it). */
+  maxConnections?: number;
+}
+
 /** The folder of the endpoint in `state/core/`: mode 0700, so only the owner connects. */
 export const CONTROL_FOLDER = "control";
 /** The socket's name in that folder. */
@@ -108,9 +123,22 @@ export class ControlEndpoint {
   readonly #connections = new Set<Connection>();
   readonly #accepting: Promise<void>;
   readonly started = new Date();
+  readonly #max: number;
   #closed = false;
+  /**
+   * Connections refused, or closed to make room, since the start because
+   * {@linkcode MAX_CONTROL_CONNECTIONS} were open.
+   */
+  refused = 0;
 
-  private constructor(host: Host, listener: Deno.Listener, path: string, token: string | null) {
+  private constructor(
+    host: Host,
+    listener: Deno.Listener,
+    path: string,
+    token: string | null,
+    options: ControlOptions,
+  ) {
+    this.#max = options.maxConnections ?? MAX_CONTROL_CONNECTIONS;
     this.#host = host;
     this.#listener = listener;
     this.#path = path;
@@ -136,7 +164,7 @@ export class ControlEndpoint {
    * await endpoint?.close();
    * ```
    */
-  static async listen(host: Host): Promise<ControlEndpoint | null> {
+  static async listen(host: Host, options: ControlOptions = {}): Promise<ControlEndpoint | null> {
     const { folder, socket, tcpFile } = controlPaths(host.world);
     const say = (text: string) => {
       host.journal.event(null, null, text);
@@ -151,17 +179,18 @@ export class ControlEndpoint {
         const listener = Deno.listen({ transport: "unix", path: socket });
         await chmodOwnerOnly(socket, 0o600);
         host.journal.event(null, null, `control endpoint: listening on ${socket}`);
-        return new ControlEndpoint(host, listener, socket, null);
+        return new ControlEndpoint(host, listener, socket, null, options);
       } catch (e) {
         return await ControlEndpoint.#listenTcp(
           host,
           tcpFile,
           `cannot listen on ${socket}: ${(e as Error).message}`,
           say,
+          options,
         );
       }
     }
-    return await ControlEndpoint.#listenTcp(host, tcpFile, why, say);
+    return await ControlEndpoint.#listenTcp(host, tcpFile, why, say, options);
   }
 
   /** The fallback: a port on loopback, its token in `endpoint.json` that only the owner reads. */
@@ -170,6 +199,7 @@ export class ControlEndpoint {
     tcpFile: string,
     why: string,
     say: (text: string) => void,
+    options: ControlOptions,
   ): Promise<ControlEndpoint | null> {
     let listener: Deno.TcpListener;
     try {
@@ -201,7 +231,7 @@ export class ControlEndpoint {
       null,
       `control endpoint: listening on 127.0.0.1:${file.port} (${why}); its token is in ${tcpFile}`,
     );
-    return new ControlEndpoint(host, listener, tcpFile, token);
+    return new ControlEndpoint(host, listener, tcpFile, token, options);
   }
   /** How many connections are open. */
   get connections(): number {
@@ -219,17 +249,75 @@ export class ControlEndpoint {
   }
 
   async #accept(): Promise<void> {
-    try {
-      for await (const conn of this.#listener) {
-        const connection = new Connection(this.#host, conn, this.started, this.#token);
-        this.#connections.add(connection);
-        connection.closed.then(() => this.#connections.delete(connection));
+    let failing = false;
+    while (!this.#closed) {
+      let conn: Deno.Conn;
+      try {
+        conn = await this.#listener.accept();
+      } catch (e) {
+        if (this.#closed || e instanceof Deno.errors.BadResource) return;
+        // out of files (EMFILE) or a connection reset before it was taken: the endpoint stays
+        if (!failing) {
+          this.#host.journal.event(null, null, `control endpoint: accept failed: ${e}`);
+        }
+        failing = true;
+        await new Promise((r) => setTimeout(r, 100));
+        continue;
       }
-    } catch (e) {
-      if (!this.#closed) {
-        this.#host.journal.event(null, null, `control endpoint: accept failed: ${e}`);
+      failing = false;
+      if (this.#connections.size >= this.#max) {
+        // the oldest connection that never said a thing makes room; one that did is never cut
+        let silent: Connection | undefined;
+        for (const c of this.#connections) {
+          if (!c.spoke && (!silent || c.opened < silent.opened)) silent = c;
+        }
+        if (!silent) {
+          this.#refuse(conn);
+          continue;
+        }
+        this.#connections.delete(silent);
+        this.#count();
+        silent.shed(this.#fullError());
       }
+      const connection = new Connection(this.#host, conn, this.started, this.#token);
+      this.#connections.add(connection);
+      connection.closed.then(() => this.#connections.delete(connection));
     }
+  }
+
+  /** One connection past the bound: an error line that says why, then the end. */
+  #refuse(conn: Deno.Conn): void {
+    this.#count();
+    const line = JSON.stringify(this.#fullError()) + "\n";
+    new ConnWriter(conn).write(encoder.encode(line)).catch(() => {}).finally(() => {
+      try {
+        conn.close();
+      } catch {
+        // gone already
+      }
+    });
+  }
+
+  /** Counts a connection refused or closed for room, journaling the first and every 1,000th. */
+  #count(): void {
+    this.refused++;
+    if (this.refused === 1 || this.refused % 1000 === 0) {
+      this.#host.journal.event(
+        null,
+        null,
+        `control endpoint: ${this.#max} connections are open; ${this.refused} refused or closed ` +
+          "for room in all",
+      );
+    }
+  }
+
+  #fullError(): Message {
+    return error(null, {
+      code: ErrorCode.ServerError,
+      message: `the control endpoint has ${this.#max} connections open, the most it keeps: ` +
+        "close one (an idle `sausage attach`?) or try again",
+      data: { limit: "control_connections", max: this.#max },
+    });
   }
 }
 
@@ -289,11 +377,17 @@ const HOST_METHODS = [
 class Connection {
   readonly #host: Host;
   readonly #conn: Deno.Conn;
-  readonly #view: LocalHostView;
+  /** Made at the first line: a connection that never speaks (a flood of them) costs no view. */
+  #viewMade: LocalHostView | undefined;
+  readonly #started: Date;
   readonly #writer: ConnWriter;
   /** The connection's request IDs in flight → the IDs its view sent them with. */
   readonly #calls = new Map<string, Id | undefined>();
   readonly closed: Promise<void>;
+  /** When it was accepted (`performance.now()`). */
+  readonly opened = performance.now();
+  /** Whether a line came from it: a connection that spoke is never closed for room. */
+  spoke = false;
   #unread = 0;
   #closing = false;
   #following: { close(): void } | undefined;
@@ -306,12 +400,20 @@ class Connection {
     this.#host = host;
     this.#conn = conn;
     this.#token = token;
-    this.#view = new LocalHostView(host, started);
-    this.#view.onNotification = (message) => this.#send(message);
+    this.#started = started;
     this.#writer = new ConnWriter(conn);
     if (token === null) this.#welcome();
     else this.#helloTimer = setTimeout(() => this.close(), HELLO_TIMEOUT_MS);
     this.closed = this.#read().finally(() => this.close());
+  }
+
+  /** The connection's own view of the host, one caller. */
+  get #view(): LocalHostView {
+    if (!this.#viewMade) {
+      this.#viewMade = new LocalHostView(this.#host, this.#started);
+      this.#viewMade.onNotification = (message) => this.#send(message);
+    }
+    return this.#viewMade;
   }
 
   /** From here on the connection is a front end: it gets the host's notes too. */
@@ -335,7 +437,7 @@ class Connection {
     } catch {
       // closed by the other side already
     }
-    await this.#view.close("its caller disconnected from the control endpoint");
+    await this.#viewMade?.close("its caller disconnected from the control endpoint");
   }
 
   async #read(): Promise<void> {
@@ -351,8 +453,15 @@ class Connection {
     await readChunks(this.#conn, (chunk) => splitter.push(chunk));
   }
 
+  /** Sends `message` (the reason) and closes the connection. */
+  shed(message: Message): void {
+    this.#send(message);
+    this.close();
+  }
+
   #receive(bytes: Uint8Array): void {
     if (this.#closing) return; // lines that came in the same chunk as the one that closed it
+    this.spoke = true;
     let text: string;
     try {
       text = decoder.decode(bytes).trim();

@@ -112,7 +112,7 @@ export class ControlClient implements HostView {
     try {
       conn = tcp
         ? await Deno.connect({ transport: "tcp", hostname: tcp.hostname, port: tcp.port })
-        : await Deno.connect({ transport: "unix", path: join(folder, SOCKET_NAME) });
+        : await connectUnix(join(folder, SOCKET_NAME));
     } catch (e) {
       // no socket, or a socket or port nobody listens on: the host that made it is gone
       if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.ConnectionRefused) {
@@ -358,4 +358,29 @@ function hostGone(id: Id): Response {
       message: "the host closed the control connection before answering: it stopped or was killed",
     },
   };
+}
+
+/** How long a connect waits for room in a full queue of the endpoint's socket, in ms. */
+export const CONNECT_PATIENCE_MS = 5000;
+
+/**
+ * Connects to a Unix socket, trying again while its queue of connections
+ * not yet accepted is full (`EAGAIN`: a host busy accepting a flood of them).
+ *
+ * @example
+ * ```ts
+ * const conn = await connectUnix("/world/state/core/control/socket");
+ * conn.close();
+ * ```
+ */
+export async function connectUnix(path: string): Promise<Deno.UnixConn> {
+  const until = performance.now() + CONNECT_PATIENCE_MS;
+  for (let wait = 10;; wait = Math.min(wait * 2, 200)) {
+    try {
+      return await Deno.connect({ transport: "unix", path });
+    } catch (e) {
+      if (!(e instanceof Deno.errors.WouldBlock) || performance.now() > until) throw e;
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
 }

@@ -1,5 +1,6 @@
 /**
- * The fault suite itself, kept from rotting: a few attacks with their checks,
+ * The fault suite itself, kept from rotting: a few attacks with their checks
+ * (three of the HTTP side's),
  * a short randomized run with a fixed seed, and one crash round, against a
  * real host. The full suite is `deno task faults`.
  */
@@ -9,6 +10,7 @@ import { ATTACKS } from "./attacks.ts";
 import { runChecks, setWorld, takeBaseline } from "./checks.ts";
 import { crashRun } from "./crash.ts";
 import { attackWorld, HostProcess, limitsYaml } from "./harness.ts";
+import { HTTP_ATTACKS, httpBaseline, httpChecks } from "./http_attacks.ts";
 import { generator, randomRun } from "./random.ts";
 import { soakRun } from "./soak.ts";
 
@@ -40,6 +42,15 @@ Deno.test("faults: attacks with their checks, and a randomized run of 100 calls"
       const note = await attack.run({ host: h, root, outside, canary, quick: true });
       assert.ok(note.length > 0);
       const failed = (await runChecks(h, base)).filter((c) => !c.ok);
+      assert.deepEqual(failed, [], `${name}: ${JSON.stringify(failed)}`);
+    }
+    // the quick ones of the HTTP side, with their checks through the three endpoints
+    for (const name of ["http big headers", "http malformed", "http event streams"]) {
+      const attack = HTTP_ATTACKS.find((a) => a.name === name)!;
+      const served = await httpBaseline(h);
+      const note = await attack.run({ host: h, root, outside, canary, quick: true });
+      assert.ok(note.length > 0);
+      const failed = (await httpChecks(h, served)).filter((c) => !c.ok);
       assert.deepEqual(failed, [], `${name}: ${JSON.stringify(failed)}`);
     }
     const base = await takeBaseline(h);

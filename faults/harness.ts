@@ -11,7 +11,7 @@ import { DatabaseSync } from "node:sqlite";
 import { DEFAULT_LIMITS } from "../core/limits.ts";
 import { initWorld } from "../core/init.ts";
 import { installPlugin } from "../tests/world.ts";
-import type { CallAnswer, HostState, Order } from "./host.ts";
+import type { CallAnswer, HostState, Order, ServerAddresses } from "./host.ts";
 import { SAUSAGE_FLAGS } from "../core/host.ts";
 import { CONTROL_PREFIX } from "./host.ts";
 
@@ -161,6 +161,8 @@ export class HostProcess {
   #sampler: ReturnType<typeof setInterval> | undefined;
   /** Set when the watchdog killed the host. */
   tripped: Tripped | undefined;
+  /** Where its web server, `/mcp` and control endpoint listen (set when it is ready). */
+  servers: ServerAddresses | undefined;
 
   private constructor(root: string, cacheDir: string) {
     this.child = new Deno.Command(Deno.execPath(), {
@@ -312,6 +314,7 @@ export class HostProcess {
           if (!line.startsWith(CONTROL_PREFIX)) continue;
           const msg = JSON.parse(line.slice(CONTROL_PREFIX.length));
           if (msg.event === "ready") {
+            this.servers = msg.servers;
             this.#ready.resolve();
             continue;
           }

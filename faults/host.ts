@@ -30,8 +30,12 @@
  *
  * @module
  */
+import { ControlEndpoint, controlPaths } from "../core/control.ts";
 import { Host } from "../core/host.ts";
+import { LocalHostView } from "../core/host_view.ts";
 import type { Response } from "../core/jsonrpc.ts";
+import { McpHttp } from "../mcp/http.ts";
+import { startWebServer, type WebServer } from "../web/server.ts";
 
 /** What starts each line of the control channel on stdout. */
 export const CONTROL_PREFIX = "@@faults ";
@@ -70,6 +74,36 @@ export interface HostState {
   workers: number;
   running: number;
   limits: Record<string, number>;
+  /** The host's servers, as `faults/http_attacks.ts` attacks them. */
+  servers: ServerCounts;
+}
+
+/** What the host's servers hold open. */
+export interface ServerCounts {
+  /** HTTP connections of the web server. */
+  httpConnections: number;
+  /** Its event streams. */
+  eventStreams: number;
+  /** MCP sessions at `/mcp`. */
+  mcpSessions: number;
+  /** Connections of the control endpoint. */
+  controlConnections: number;
+}
+
+/** Where the host's servers listen: in the `ready` event. */
+export interface ServerAddresses {
+  /** The web server's port on 127.0.0.1 and its token (`/mcp` is on it too). */
+  http: { port: number; token: string };
+  /** The control endpoint's Unix socket. */
+  control: string;
+}
+
+/** The host's servers, started beside it as `sausage --headless --http` does. */
+interface Servers {
+  web: WebServer;
+  mcp: McpHttp;
+  control: ControlEndpoint;
+  view: LocalHostView;
 }
 
 const encoder = new TextEncoder();
@@ -79,7 +113,7 @@ function emit(value: unknown): void {
   Deno.stdout.writeSync(encoder.encode(CONTROL_PREFIX + JSON.stringify(value) + "\n"));
 }
 
-async function serve(host: Host): Promise<void> {
+async function serve(host: Host, servers: Servers): Promise<void> {
   const client = host.client("faults");
   const handle = async (order: Order): Promise<unknown> => {
     switch (order.op) {
@@ -96,7 +130,7 @@ async function serve(host: Host): Promise<void> {
         client.send(order.message);
         return {};
       case "state":
-        return state(host);
+        return state(host, servers);
       case "flush":
         return { flushed: host.journal.flush() };
       case "fill":
@@ -110,6 +144,7 @@ async function serve(host: Host): Promise<void> {
         return { gc: gc !== undefined };
       }
       case "shutdown":
+        await closeServers(servers);
         await host.shutdown();
         emit({ id: order.id, result: {} });
         Deno.exit(0);
@@ -132,6 +167,7 @@ async function serve(host: Host): Promise<void> {
     }
   }
   // the suite went away: stop as a host stops on SIGTERM
+  await closeServers(servers);
   await host.shutdown();
   Deno.exit(0);
 }
@@ -187,7 +223,14 @@ async function call(host: Host, order: Order): Promise<CallAnswer> {
   }
 }
 
-function state(host: Host): HostState {
+async function closeServers(s: Servers): Promise<void> {
+  await s.mcp.close();
+  await s.web.close();
+  await s.view.close("the web server stopped");
+  await s.control.close();
+}
+
+function state(host: Host, servers: Servers): HostState {
   return {
     processes: host.processes.list().map((p) => ({
       pid: p.pid,
@@ -205,6 +248,12 @@ function state(host: Host): HostState {
     workers: host.pool.workers,
     running: host.pool.size,
     limits: { ...host.processes.limits } as unknown as Record<string, number>,
+    servers: {
+      httpConnections: servers.web.connections,
+      eventStreams: servers.web.eventStreams,
+      mcpSessions: servers.mcp.sessions,
+      controlConnections: servers.control.connections,
+    },
   };
 }
 
@@ -218,9 +267,23 @@ if (import.meta.main) {
   });
   await host.discovered;
   await host.servicesStarted;
+  // the servers of `sausage --headless --http 127.0.0.1:0`, with their default bounds
+  const control = await ControlEndpoint.listen(host);
+  if (!control) throw new Error("the control endpoint did not start");
+  const view = new LocalHostView(host, control.started);
+  const mcp = new McpHttp(() => new LocalHostView(host, control.started));
+  const web = await startWebServer(view, { hostname: "127.0.0.1", port: 0, mcp });
+  const servers: Servers = { web, mcp, control, view };
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
-    Deno.addSignalListener(signal, () => host.shutdown().then(() => Deno.exit(0)));
+    Deno.addSignalListener(
+      signal,
+      () => closeServers(servers).then(() => host.shutdown()).then(() => Deno.exit(0)),
+    );
   }
-  emit({ event: "ready", pid: Deno.pid });
-  await serve(host);
+  const addresses: ServerAddresses = {
+    http: { port: web.port, token: web.token },
+    control: controlPaths(host.world).socket,
+  };
+  emit({ event: "ready", pid: Deno.pid, servers: addresses });
+  await serve(host, servers);
 }

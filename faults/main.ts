@@ -18,6 +18,7 @@ import { type Attack, type AttackContext, ATTACKS, Unexpected } from "./attacks.
 import { type CheckResult, runChecks, setWorld, takeBaseline } from "./checks.ts";
 import { CRASH_KINDS, type CrashResult, crashRun } from "./crash.ts";
 import { attackWorld, HostProcess, limitsYaml, mib } from "./harness.ts";
+import { HTTP_ATTACKS, httpBaseline, httpChecks } from "./http_attacks.ts";
 import { type RandomResult, randomRun } from "./random.ts";
 import { type SoakOptions, type SoakResult, soakRun } from "./soak.ts";
 import { type DiskResult, diskRun } from "./disk.ts";
@@ -46,7 +47,9 @@ Attacks a real Sausage host (a subprocess, watched: killed past ${
 } GiB RSS
 or ${WATCHDOG.attackMs / 1000} s per attack), checks after each attack that the host is up,
 another plugin answers within 2 s, bystanders live, /proc, locks, the journal,
-memory and open files are back; then a randomized run of healthy and faulty
+memory and open files are back; then the HTTP side under attack (the web
+server, /mcp and the control endpoint: after each, a call answered within 1 s
+through each, their connections back); then a randomized run of healthy and faulty
 calls; then crash consistency: the host killed with SIGKILL during a journal
 write, an activation, a cargo.build and an agent's tool call, and the world
 reopened; then a full disk (a world and a build cache on small tmpfs, as
@@ -63,7 +66,8 @@ Options:
   --seed <n>         the randomized run's seed (default: drawn, and printed)
   --rounds <n>       crash rounds of each kind
   --turns <n>        turns of the agent's soak (default 240; --quick 60)
-  --only <names>     attacks by name, or the parts: attacks, random, crash, disk, soak
+  --only <names>     attacks by name, or the parts: attacks, http, random, crash,
+                     disk, soak
                      (comma-separated, repeatable)
   --list             the attacks and the crash kinds, then exit
   --out <dir>        where the results file goes (default bench/results)
@@ -142,6 +146,8 @@ async function runAttack(
   note: (t: string) => void,
 ): Promise<AttackResult> {
   const h = ctx.host;
+  const http = HTTP_ATTACKS.includes(attack);
+  const httpBase = http ? await httpBaseline(h) : undefined;
   const base = await takeBaseline(h);
   h.resetPeak();
   const started = performance.now();
@@ -185,6 +191,7 @@ async function runAttack(
   const peak = h.peak;
   note(`${attack.name}: ${failure ?? noteText}; checking`);
   const checks = await runChecks(h, base);
+  if (httpBase) checks.push(...await httpChecks(h, httpBase));
   const failed = checks.filter((c) => !c.ok);
   // what an attack left running is killed, so that the next attack starts from the bystanders
   if (h.alive) {
@@ -271,7 +278,7 @@ export async function main(args: string[]): Promise<number> {
     return ExitCode.Ok;
   }
   if (opts.list) {
-    for (const a of ATTACKS) console.log(`${a.name.padEnd(20)} ${a.summary}`);
+    for (const a of [...ATTACKS, ...HTTP_ATTACKS]) console.log(`${a.name.padEnd(20)} ${a.summary}`);
     console.log(`${"random".padEnd(20)} the randomized run`);
     console.log(`${"soak".padEnd(20)} the agent's soak`);
     for (const k of CRASH_KINDS) console.log(`${("crash " + k.name).padEnd(20)} ${k.summary}`);
@@ -293,7 +300,15 @@ export async function main(args: string[]): Promise<number> {
     seed = positive(opts.seed, "--seed") ?? crypto.getRandomValues(new Uint32Array(1))[0];
     rounds = positive(opts.rounds, "--rounds") ?? (opts.long ? 100 : opts.quick ? 1 : 3);
     turns = positive(opts.turns, "--turns") ?? (opts.quick ? 60 : 240);
-    const known = ["attacks", "random", "crash", "disk", "soak", ...ATTACKS.map((a) => a.name)];
+    const known = [
+      "attacks",
+      "http",
+      "random",
+      "crash",
+      "disk",
+      "soak",
+      ...[...ATTACKS, ...HTTP_ATTACKS].map((a) => a.name),
+    ];
     const unknown = only.filter((o) => !known.includes(o));
     if (unknown.length) {
       throw new Error(`no part ${unknown.join(", ")}; known: ${known.join(", ")}`);
@@ -303,7 +318,10 @@ export async function main(args: string[]): Promise<number> {
     return ExitCode.Usage;
   }
   const wants = (part: string) => only.length === 0 || only.includes(part);
-  const attacks = ATTACKS.filter((a) => wants("attacks") || only.includes(a.name));
+  const attacks = [
+    ...ATTACKS.filter((a) => wants("attacks") || only.includes(a.name)),
+    ...HTTP_ATTACKS.filter((a) => wants("http") || only.includes(a.name)),
+  ];
   const note = (t: string) => console.error(`faults: ${t}`);
   const started = new Date();
   const t0 = performance.now();

@@ -15,7 +15,10 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import type { HostView } from "../core/host_view.ts";
 import { createMcpServer, type SausageMcpServer } from "./server.ts";
 
-/** Sessions at once; one more is refused with 503 until one ends. */
+/**
+ * Sessions at once; one more ends the session idle longest, or is refused
+ * with 503 when every session has an answer in flight.
+ */
 export const MAX_SESSIONS = 100;
 /** A session that sends nothing for this long is closed. */
 export const SESSION_IDLE_MS = 30 * 60_000;
@@ -38,6 +41,8 @@ export interface McpHttpOptions {
   loopbackOnly?: boolean;
   /** How long a session with nothing in flight may stay (default 30 minutes; tests shorten it). */
   idleMs?: number;
+  /** Sessions at once (default {@linkcode MAX_SESSIONS}; tests lower it). */
+  maxSessions?: number;
 }
 
 /** Whether a `Host` header's name is this machine's loopback. */
@@ -75,13 +80,18 @@ export class McpHttp {
   readonly #sessions = new Map<string, Session>();
   readonly #sweep: ReturnType<typeof setInterval>;
   readonly #idleMs: number;
+  readonly #max: number;
   #closed = false;
+  #starting = 0;
+  /** Sessions ended to make room for a new one, since the start. */
+  evicted = 0;
 
   /** `openView` gives each new session its own view of the host. */
   constructor(openView: () => HostView, options: McpHttpOptions = {}) {
     this.#openView = openView;
     this.#options = options;
     this.#idleMs = options.idleMs ?? SESSION_IDLE_MS;
+    this.#max = options.maxSessions ?? MAX_SESSIONS;
     this.#sweep = setInterval(() => this.#closeIdle(), Math.min(60_000, this.#idleMs));
     // the SDK brings Node's types, where a timer is an object; Deno's is a number
     Deno.unrefTimer(this.#sweep as unknown as number);
@@ -113,10 +123,34 @@ export class McpHttp {
     if (request.method !== "POST") {
       return problem(400, "no Mcp-Session-Id: a session starts with a POST of initialize");
     }
-    if (this.#sessions.size >= MAX_SESSIONS) {
-      return problem(503, `${MAX_SESSIONS} MCP sessions are open: end one (DELETE) first`);
+    // sessions being initialized count too: a burst of initializes cannot pass the bound
+    this.#starting++;
+    try {
+      if (this.#sessions.size + this.#starting > this.#max) {
+        // the session idle longest makes room (its client gets 404 and starts another);
+        // a session with an answer in flight is never cut
+        let oldest: [string, Session] | undefined;
+        for (const entry of this.#sessions) {
+          if (entry[1].open === 0 && (!oldest || entry[1].lastSeen < oldest[1].lastSeen)) {
+            oldest = entry;
+          }
+        }
+        if (!oldest) {
+          return problem(
+            503,
+            `${this.#max} MCP sessions are open, each with an answer in flight: end one (DELETE) first`,
+          );
+        }
+        this.evicted++;
+        await this.#end(
+          oldest[0],
+          `${this.#max} MCP sessions were open: this one was idle longest`,
+        );
+      }
+      return await this.#start(request);
+    } finally {
+      this.#starting--;
     }
-    return await this.#start(request);
   }
 
   async #start(request: Request): Promise<Response> {

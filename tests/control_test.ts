@@ -5,7 +5,12 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ControlEndpoint, controlPaths, TRANSPORT_ENV } from "../core/control.ts";
+import {
+  ControlEndpoint,
+  type ControlOptions,
+  controlPaths,
+  TRANSPORT_ENV,
+} from "../core/control.ts";
 import { ControlClient, ControlError } from "../core/control_client.ts";
 import { LocalHostView } from "../core/host_view.ts";
 import type { Id } from "../core/jsonrpc.ts";
@@ -23,9 +28,11 @@ const MAIN = new URL("../main.ts", import.meta.url).pathname;
 const cache = ["--cache-dir", TEST_CACHE_DIR];
 
 /** A started world with its endpoint listening. */
-async function worldWithEndpoint(): Promise<TestWorld & { endpoint: ControlEndpoint }> {
+async function worldWithEndpoint(
+  options: ControlOptions = {},
+): Promise<TestWorld & { endpoint: ControlEndpoint }> {
   const w = await startWorld();
-  const endpoint = await ControlEndpoint.listen(w.host);
+  const endpoint = await ControlEndpoint.listen(w.host, options);
   assert.ok(endpoint, "the endpoint listens");
   const dispose = w[Symbol.asyncDispose].bind(w);
   return Object.assign(w, {
@@ -167,6 +174,40 @@ Deno.test("bad input on the socket gets a clear error, and the connection goes o
   assert.match(twice[0].error!.message, /already used by a call of this connection/);
   assert.deepEqual(twice[1].result, { slept: 300 });
   await eventually(() => w.host.processes.list().length === 0);
+});
+
+Deno.test("past the most connections, the oldest silent one makes room; when all have spoken, one more is refused", async () => {
+  await using w = await worldWithEndpoint({ maxConnections: 3 });
+  const path = controlPaths(w.host.world).socket;
+  const firstLine = async (conn: Deno.Conn): Promise<string> => {
+    const buffer = new Uint8Array(4096);
+    const n = await conn.read(buffer);
+    return n === null ? "" : new TextDecoder().decode(buffer.subarray(0, n));
+  };
+  const silent = [];
+  for (let i = 0; i < 3; i++) silent.push(await Deno.connect({ transport: "unix", path }));
+  await eventually(() => w.endpoint.connections === 3);
+  // a front end that speaks at once is served; the oldest silent connection is told why and closed
+  const c = await connect(w.root);
+  assert.deepEqual((await c.request("probe.echo", { in: "full" })).result, { in: "full" });
+  const told = JSON.parse(await firstLine(silent[0]));
+  assert.equal(told.error.code, -32000);
+  assert.equal(told.error.data.limit, "control_connections");
+  assert.match(told.error.message, /3 connections open, the most it keeps/);
+  assert.equal(w.endpoint.connections, 3);
+  for (const s of silent) s.close();
+  // three that have spoken: none is cut, the fourth is refused with the same error
+  const others = [await connect(w.root), await connect(w.root)];
+  await eventually(() => w.endpoint.connections === 3);
+  const late = await Deno.connect({ transport: "unix", path });
+  const refused = JSON.parse(await firstLine(late));
+  assert.equal(refused.error.data.limit, "control_connections");
+  late.close();
+  assert.deepEqual((await c.request("probe.echo", { still: "served" })).result, {
+    still: "served",
+  });
+  assert.ok(w.endpoint.refused >= 2);
+  await Promise.all([c, ...others].map((o) => o.close()));
 });
 
 Deno.test("an endpoint folder that other users could enter, or that another user owns, is refused", async () => {

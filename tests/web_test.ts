@@ -343,6 +343,49 @@ Deno.test("100 event streams: 64 open, the others get 503, and closing frees the
   await again.body?.cancel();
 });
 
+Deno.test("the server's bounds: wrong tokens from one address get 429, big headers 431, idle connections make room", async () => {
+  await using w = await webWorld([], {
+    tokenFailures: { max: 3 },
+    httpLimits: { maxConnections: 8, headersTimeoutMs: 2000 },
+  });
+  const big = await fetch(w.at("/sessions"), { headers: { "x-big": "a".repeat(64 * 1024) } });
+  assert.equal(big.status, 431);
+  assert.match((await big.json()).error, /headers are over 32768 bytes/);
+
+  // eight idle connections fill the server; a request still gets in, and they go
+  const idle = await Promise.all(
+    Array.from({ length: 8 }, () => Deno.connect({ hostname: "127.0.0.1", port: w.web.port })),
+  );
+  await eventually(() => w.web.connections >= 8, 2000);
+  const client = Deno.createHttpClient({});
+  const page = await fetch(w.at("/processes"), { client });
+  assert.equal(page.status, 200);
+  await page.body?.cancel();
+  client.close();
+  for (const c of idle) c.close();
+  await eventually(() => w.web.connections === 0, 5000);
+  // the token's guesses last: they lock 127.0.0.1 out, the right token included
+  const wrong = `${w.web.origin}/sessions?token=${"0".repeat(48)}`;
+  const statuses = [];
+  for (let i = 0; i < 5; i++) {
+    const r = await fetch(wrong);
+    statuses.push(r.status);
+    if (r.status === 429) {
+      assert.match((await refusal(r)).error, /too many wrong tokens from 127\.0\.0\.1/);
+      assert.ok(Number(r.headers.get("retry-after")) > 0);
+    } else await r.body?.cancel();
+  }
+  assert.deepEqual(statuses, [401, 401, 401, 429, 429]);
+  // the bearer at /mcp is the same guess, the same count
+  const mcp = await fetch(`${w.web.origin}/mcp`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${"1".repeat(48)}`, "content-type": "application/json" },
+    body: "{}",
+  });
+  assert.equal(mcp.status, 429);
+  await mcp.body?.cancel();
+});
+
 Deno.test("the event stream brings the processes and each journal entry", async () => {
   await using w = await webWorld([]);
   const response = await fetch(w.at("/events"));

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { createHash, timingSafeEqual } from "node:crypto";
 import { HttpError } from "./http.ts";
 
 /** The header without which a request that changes state is refused (403). */
@@ -46,12 +47,73 @@ export function cookieValue(header: string | null, name: string): string | undef
   return undefined;
 }
 
-/** Compares in time that does not depend on where the two differ. */
-function sameText(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return diff === 0;
+/**
+ * Compares in a time that depends on neither where the two differ nor how
+ * long the guess is: their SHA-256 digests, of equal length, compared by
+ * `timingSafeEqual`.
+ */
+export function sameSecret(given: string, expected: string): boolean {
+  const digest = (text: string) => createHash("sha256").update(text).digest();
+  return timingSafeEqual(digest(given), digest(expected));
+}
+
+/** How many wrong tokens an address may send before it is refused for a while. */
+export interface FailureLimits {
+  /** Wrong tokens in a window; the next is refused with 429. */
+  max: number;
+  /** The window, in ms, from the address's first wrong token. */
+  windowMs: number;
+  /** Addresses remembered at once; past that the oldest is forgotten. */
+  addresses: number;
+}
+
+/** The web server's default: 20 wrong tokens a minute per address. */
+export const TOKEN_FAILURES: Readonly<FailureLimits> = {
+  max: 20,
+  windowMs: 60_000,
+  addresses: 10_000,
+};
+
+/** The wrong tokens of each address in its current window. */
+export class FailureLimiter {
+  readonly #limits: FailureLimits;
+  /** Address → the window's start and count; a Map keeps the order of insertion, oldest first. */
+  readonly #windows = new Map<string, { start: number; count: number }>();
+
+  constructor(limits: Partial<FailureLimits> = {}) {
+    this.#limits = { ...TOKEN_FAILURES, ...limits };
+  }
+
+  /** The limits in force. */
+  get limits(): Readonly<FailureLimits> {
+    return this.#limits;
+  }
+
+  /** Seconds until `address` may try again, or 0 when it may now. */
+  retryAfter(address: string, now: number = Date.now()): number {
+    const w = this.#windows.get(address);
+    if (!w) return 0;
+    const left = w.start + this.#limits.windowMs - now;
+    if (left <= 0) {
+      this.#windows.delete(address);
+      return 0;
+    }
+    return w.count >= this.#limits.max ? Math.ceil(left / 1000) : 0;
+  }
+
+  /** Counts a wrong token of `address`. */
+  fail(address: string, now: number = Date.now()): void {
+    let w = this.#windows.get(address);
+    if (!w || now - w.start >= this.#limits.windowMs) {
+      this.#windows.delete(address);
+      w = { start: now, count: 0 };
+      this.#windows.set(address, w);
+      while (this.#windows.size > this.#limits.addresses) {
+        this.#windows.delete(this.#windows.keys().next().value!);
+      }
+    }
+    w.count++;
+  }
 }
 
 /** What the server checks; `token` undefined means none is needed. */
@@ -61,6 +123,8 @@ export interface Policy {
   cookie?: string;
   /** The server listens on loopback only: the `Host` must name loopback too. */
   loopback: boolean;
+  /** Wrong tokens counted per address (none: not limited). */
+  failures?: FailureLimiter;
 }
 
 /** How a request passed: by the cookie, by `?token=` in its URL, or with no token needed. */
@@ -68,14 +132,17 @@ export type Pass = "cookie" | "query" | "none";
 
 /**
  * Checks a request against the policy; throws an {@linkcode HttpError}
- * (401 without the token, 403 for a foreign `Host` or `Origin`, or a request
- * that changes state without {@linkcode SESSION_HEADER}).
+ * (401 without the token, 429 with `Retry-After` for a token from an
+ * `address` that sent too many wrong ones, 403 for a foreign `Host` or
+ * `Origin`, or a request that changes state without
+ * {@linkcode SESSION_HEADER}).
  */
 export function checkRequest(
   request: Request,
   url: URL,
   policy: Policy,
   kind: "page" | "mcp" = "page",
+  address = "",
 ): Pass {
   const host = request.headers.get("host") ?? url.host;
   if (policy.loopback && !isLoopback(host.replace(/:\d+$/, ""))) {
@@ -99,11 +166,22 @@ export function checkRequest(
       : undefined;
     const fromQuery = kind === "page" ? url.searchParams.get("token") : null;
     const bearer = request.headers.get("authorization")?.match(/^Bearer\s+(\S+)$/i)?.[1];
-    if (fromCookie !== undefined && sameText(fromCookie, policy.token)) pass = "cookie";
-    else if (fromQuery !== null && sameText(fromQuery, policy.token)) pass = "query";
-    else if (kind === "mcp" && bearer !== undefined && sameText(bearer, policy.token)) {
+    const given = kind === "page" ? fromCookie ?? fromQuery ?? undefined : bearer;
+    const wait = given === undefined ? 0 : policy.failures?.retryAfter(address) ?? 0;
+    if (wait > 0) {
+      throw new HttpError(
+        429,
+        `too many wrong tokens from ${address}: try again in ${wait} s`,
+        { "retry-after": String(wait) },
+      );
+    }
+    if (fromCookie !== undefined && sameSecret(fromCookie, policy.token)) pass = "cookie";
+    else if (fromQuery !== null && sameSecret(fromQuery, policy.token)) pass = "query";
+    else if (kind === "mcp" && bearer !== undefined && sameSecret(bearer, policy.token)) {
       pass = "none";
     } else {
+      // a wrong token is a guess; a request without one is not
+      if (given !== undefined) policy.failures?.fail(address);
       throw new HttpError(
         401,
         kind === "mcp"

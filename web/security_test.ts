@@ -3,9 +3,11 @@ import { HttpError } from "./http.ts";
 import {
   checkRequest,
   cookieValue,
+  FailureLimiter,
   isLoopback,
   newToken,
   type Policy,
+  sameSecret,
   SESSION_HEADER,
   tokenCookie,
 } from "./security.ts";
@@ -83,4 +85,69 @@ Deno.test("off loopback: the token, by cookie or query; the header is still need
     }),
     /^403 /,
   );
+});
+
+Deno.test("a token is compared by its digest: any length, any difference, the same work", () => {
+  const token = newToken();
+  assert.ok(sameSecret(token, token));
+  for (
+    const guess of [
+      "",
+      "a",
+      token.slice(0, -1),
+      token + "0",
+      token.replace(/.$/, "x"),
+      "é".repeat(48),
+    ]
+  ) {
+    assert.ok(!sameSecret(guess, token), guess);
+  }
+});
+
+Deno.test("wrong tokens from one address are refused with 429 and Retry-After; others pass; the window ends", () => {
+  const token = newToken();
+  const policy: Policy = {
+    loopback: true,
+    token,
+    failures: new FailureLimiter({ max: 3, windowMs: 60_000 }),
+  };
+  const from = (address: string, t: string, kind: "page" | "mcp" = "page") => {
+    const url = `http://127.0.0.1:8080/sessions?token=${t}`;
+    const request = new Request(url, { headers: { authorization: `Bearer ${t}` } });
+    try {
+      return checkRequest(request, new URL(url), policy, kind, address);
+    } catch (e) {
+      assert.ok(e instanceof HttpError);
+      return e;
+    }
+  };
+  for (let i = 0; i < 3; i++) assert.equal((from("10.0.0.1", "wrong") as HttpError).status, 401);
+  const limited = from("10.0.0.1", "wrong", "mcp") as HttpError;
+  assert.equal(limited.status, 429);
+  assert.match(limited.message, /too many wrong tokens from 10\.0\.0\.1: try again in \d+ s/);
+  const retry = Number(new Headers(limited.headers).get("retry-after"));
+  assert.ok(retry > 0 && retry <= 60, String(retry));
+  // while it waits, even the right token from that address is refused: guessing gains nothing
+  assert.equal((from("10.0.0.1", token) as HttpError).status, 429);
+  // another address is not held up, and a request without a token is no guess
+  assert.equal(from("10.0.0.2", token), "query");
+  const bare = new Request("http://127.0.0.1:8080/");
+  for (let i = 0; i < 10; i++) {
+    try {
+      checkRequest(bare, new URL(bare.url), policy, "page", "10.0.0.3");
+    } catch (e) {
+      assert.equal((e as HttpError).status, 401);
+    }
+  }
+  assert.equal(from("10.0.0.3", token), "query");
+  // the window ends
+  const limiter = new FailureLimiter({ max: 1, windowMs: 1000 });
+  limiter.fail("a", 0);
+  assert.equal(limiter.retryAfter("a", 500), 1);
+  assert.equal(limiter.retryAfter("a", 1000), 0);
+  // it remembers a bounded number of addresses, forgetting the oldest
+  const few = new FailureLimiter({ max: 1, windowMs: 60_000, addresses: 2 });
+  for (const a of ["x", "y", "z"]) few.fail(a, 0);
+  assert.equal(few.retryAfter("x", 1), 0);
+  assert.equal(few.retryAfter("z", 1), 60);
 });

@@ -25,8 +25,11 @@ import type { HostView } from "../core/host_view.ts";
 import { EventHub } from "./events.ts";
 import { GraphDrawer } from "./graph.ts";
 import { baseHeaders, errorResponse, HttpError, json, readJsonObject } from "./http.ts";
+import { type BoundedServer, type HttpLimits, serveBounded, type ServeInfo } from "./listen.ts";
 import {
   checkRequest,
+  FailureLimiter,
+  type FailureLimits,
   isLoopback,
   newToken,
   type Policy,
@@ -75,6 +78,10 @@ export interface WebOptions extends HttpAddress {
   turnLimits?: TurnLimits;
   /** The most event streams open at once. */
   maxEventStreams?: number;
+  /** The listener's bounds (default `HTTP_LIMITS` of `listen.ts`; tests shorten them). */
+  httpLimits?: Partial<HttpLimits>;
+  /** Failed token attempts per address (default `TOKEN_FAILURES` of `security.ts`; tests lower them). */
+  tokenFailures?: Partial<FailureLimits>;
   /** MCP over Streamable HTTP at `/mcp` (`mcp/http.ts`), with the same Host, Origin and token rules. */
   mcp?: { handle(request: Request): Promise<Response> };
 }
@@ -90,6 +97,8 @@ export interface WebServer {
   readonly token: string;
   /** The event streams open now. */
   readonly eventStreams: number;
+  /** The HTTP connections open now. */
+  readonly connections: number;
   /** Ends the streams and turns in flight (a turn gets `core.stop`), then stops listening. */
   close(): Promise<void>;
 }
@@ -108,11 +117,15 @@ const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 's
 /** A session name as the agent takes it. */
 const SESSION_NAME = /^[a-z0-9_-]{1,64}$/;
 
-/** Starts the server; throws an {@linkcode AddressError} when it cannot listen. */
-export function startWebServer(view: HostView, options: WebOptions): Promise<WebServer> {
+/** Starts the server; rejects with an {@linkcode AddressError} when it cannot listen. */
+export async function startWebServer(view: HostView, options: WebOptions): Promise<WebServer> {
   const loopback = isLoopback(options.hostname);
   // a token on loopback too: any user of the machine can reach a port there
-  const policy: Policy = { loopback, token: options.token ?? newToken() };
+  const policy: Policy = {
+    loopback,
+    token: options.token ?? newToken(),
+    failures: new FailureLimiter(options.tokenFailures),
+  };
   const hub = new EventHub(view, { max: options.maxEventStreams });
   const graph = new GraphDrawer();
   const limits = options.turnLimits ?? TURN_LIMITS;
@@ -294,15 +307,15 @@ export function startWebServer(view: HostView, options: WebOptions): Promise<Web
     );
   };
 
-  const handler = async (request: Request): Promise<Response> => {
+  const handler = async (request: Request, info: ServeInfo): Promise<Response> => {
     const url = new URL(request.url);
     try {
       if (url.pathname === "/mcp") {
-        checkRequest(request, url, policy, "mcp");
+        checkRequest(request, url, policy, "mcp", info.remoteAddr);
         if (!options.mcp) throw new HttpError(404, "this server has no MCP endpoint");
         return await options.mcp.handle(request);
       }
-      const pass = checkRequest(request, url, policy);
+      const pass = checkRequest(request, url, policy, "page", info.remoteAddr);
       if (pass === "query" && request.method === "GET" && url.pathname === "/") {
         // the token moves from the URL to the cookie, and out of the address bar
         return new Response(null, {
@@ -320,43 +333,41 @@ export function startWebServer(view: HostView, options: WebOptions): Promise<Web
     }
   };
 
-  return new Promise<WebServer>((resolve, reject) => {
-    let server: Deno.HttpServer<Deno.NetAddr>;
-    try {
-      server = Deno.serve({
-        hostname: options.hostname,
-        port: options.port,
-        onListen: () => {},
-        onError: (e) => errorResponse(500, `the server failed: ${(e as Error).message}`),
-      }, handler);
-    } catch (e) {
-      const why = e instanceof Deno.errors.AddrInUse
-        ? "the address is in use: choose another port with --http [ADDR:]PORT"
-        : (e as Error).message;
-      reject(new AddressError(`cannot listen on ${options.hostname}:${options.port}: ${why}`));
-      return;
-    }
-    const port = server.addr.port;
-    policy.cookie = `${TOKEN_COOKIE}_${port}`;
-    // on every address, the URL names this machine, as Jupyter's does
-    const everywhere = options.hostname === "0.0.0.0" || options.hostname === "::";
-    const name = everywhere ? Deno.hostname() : options.hostname;
-    const shown = name.includes(":") ? `[${name}]` : name;
-    const origin = `http://${shown}:${port}`;
-    resolve({
-      url: `${origin}/?token=${policy.token}`,
-      origin,
-      port,
-      token: policy.token!,
-      get eventStreams() {
-        return hub.size;
-      },
-      async close() {
-        hub.close();
-        for (const t of turns) t.abort();
-        turns.clear();
-        await server.shutdown();
-      },
-    });
-  });
+  let server: BoundedServer;
+  try {
+    server = await serveBounded(
+      { hostname: options.hostname, port: options.port, limits: options.httpLimits },
+      handler,
+    );
+  } catch (e) {
+    const why = (e as { code?: string }).code === "EADDRINUSE"
+      ? "the address is in use: choose another port with --http [ADDR:]PORT"
+      : (e as Error).message;
+    throw new AddressError(`cannot listen on ${options.hostname}:${options.port}: ${why}`);
+  }
+  const port = server.port;
+  policy.cookie = `${TOKEN_COOKIE}_${port}`;
+  // on every address, the URL names this machine, as Jupyter's does
+  const everywhere = options.hostname === "0.0.0.0" || options.hostname === "::";
+  const name = everywhere ? Deno.hostname() : options.hostname;
+  const shown = name.includes(":") ? `[${name}]` : name;
+  const origin = `http://${shown}:${port}`;
+  return {
+    url: `${origin}/?token=${policy.token}`,
+    origin,
+    port,
+    token: policy.token!,
+    get eventStreams() {
+      return hub.size;
+    },
+    get connections() {
+      return server.connections;
+    },
+    async close() {
+      hub.close();
+      for (const t of turns) t.abort();
+      turns.clear();
+      await server.close();
+    },
+  };
 }
