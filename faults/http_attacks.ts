@@ -459,11 +459,20 @@ export const HTTP_ATTACKS: Attack[] = [
       const limited = results.filter((r) => r.status === 429).length;
       expect(refused + limited === 1000, `answers: ${tally(results)}`);
       expect(limited > 900 && retryAfter !== "", `not limited: ${tally(results)}`);
-      // the right token from another address is still let in
+      // the right token is still let in, from another address and from the guessing one
       const page = await pageCall(s, "other.echo", { after: "guesses" });
       expect(page.status === 200, `the right token after the guesses: ${page.status}`);
-      return `${tally(results)} (Retry-After ${retryAfter} s); the right token from another ` +
-        `address answered in ${fmtMs(page.ms)}`;
+      const owner = await rawRequest(
+        s.http.port,
+        `GET /sessions?token=${s.http.token} ${HTTP_1}\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`,
+        { localAddress: "127.0.3.1", holdMs: 5000 },
+      );
+      expect(
+        owner.status !== 429 && owner.status < 400,
+        `the right token from the guessing address: ${owner.status}`,
+      );
+      return `${tally(results)} (Retry-After ${retryAfter} s); the right token answered ` +
+        `${owner.status} from the guessing address, and from another in ${fmtMs(page.ms)}`;
     },
   },
   {

@@ -132,8 +132,8 @@ export type Pass = "cookie" | "query" | "none";
 
 /**
  * Checks a request against the policy; throws an {@linkcode HttpError}
- * (401 without the token, 429 with `Retry-After` for a token from an
- * `address` that sent too many wrong ones, 403 for a foreign `Host` or
+ * (401 without the token, 429 with `Retry-After` for a wrong token from an
+ * `address` that sent too many wrong ones (the right token always passes), 403 for a foreign `Host` or
  * `Origin`, or a request that changes state without
  * {@linkcode SESSION_HEADER}).
  */
@@ -167,20 +167,22 @@ export function checkRequest(
     const fromQuery = kind === "page" ? url.searchParams.get("token") : null;
     const bearer = request.headers.get("authorization")?.match(/^Bearer\s+(\S+)$/i)?.[1];
     const given = kind === "page" ? fromCookie ?? fromQuery ?? undefined : bearer;
-    const wait = given === undefined ? 0 : policy.failures?.retryAfter(address) ?? 0;
-    if (wait > 0) {
-      throw new HttpError(
-        429,
-        `too many wrong tokens from ${address}: try again in ${wait} s`,
-        { "retry-after": String(wait) },
-      );
-    }
     if (fromCookie !== undefined && sameSecret(fromCookie, policy.token)) pass = "cookie";
     else if (fromQuery !== null && sameSecret(fromQuery, policy.token)) pass = "query";
     else if (kind === "mcp" && bearer !== undefined && sameSecret(bearer, policy.token)) {
       pass = "none";
     } else {
-      // a wrong token is a guess; a request without one is not
+      // a wrong token is a guess; a request without one is not. Past the limit a guess gets 429
+      // and waits; the right token always passes, so that guesses from a shared address
+      // (127.0.0.1 is every local user's) cannot lock the page's owner out
+      const wait = given === undefined ? 0 : policy.failures?.retryAfter(address) ?? 0;
+      if (wait > 0) {
+        throw new HttpError(
+          429,
+          `too many wrong tokens from ${address}: try again in ${wait} s`,
+          { "retry-after": String(wait) },
+        );
+      }
       if (given !== undefined) policy.failures?.fail(address);
       throw new HttpError(
         401,
