@@ -185,12 +185,11 @@ async function headless(
   const host = await startHost(world, cacheDir);
   signals.onAgain(() => host.killAll());
   const endpoint = await ControlEndpoint.listen(host);
-  console.error(
-    `sausage: running ${host.world.root} (headless). Stop with SIGTERM or Ctrl-C.` +
-      (endpoint
-        ? `\nsausage: reach it with sausage attach|call|ps|log|stop|kill ${host.world.root}`
-        : ""),
-  );
+  // one message each: a log record's event comes from its message's first line
+  console.error(`sausage: running ${host.world.root} (headless). Stop with SIGTERM or Ctrl-C.`);
+  if (endpoint) {
+    console.error(`sausage: reach it with sausage attach|call|ps|log|stop|kill ${host.world.root}`);
+  }
   const web = http ? await serveWeb(host, http, endpoint?.started) : undefined;
   const code = await Promise.race([
     signals.stopped.then(() => ExitCode.Ok as number),

@@ -25,8 +25,11 @@ import { findWasmToolchain, ToolchainMissing, WASM_TARGET } from "./toolchain.ts
 import { sdkForBuild, SdkUnusable } from "./sdk.ts";
 import { afterBuild } from "../components/cache_gc.ts";
 import type { World } from "../world.ts";
-import { isNoSpace, probeRoom } from "../disk_room.ts";
+import { isNoSpace, probeRoom, type Room } from "../disk_room.ts";
 import { syncFile, syncFolder } from "../durable.ts";
+
+/** Free bytes below which a disk is taken as the cause of a failed step: a build needs far more. */
+export const LOW_ROOM_BYTES = 32 * 1024 * 1024;
 
 /** What the builder needs from the host. */
 export interface BuilderOptions {
@@ -109,9 +112,13 @@ export async function diskFull(e: unknown, disks: BuildDisks): Promise<RpcError 
     probeRoom(disks.cacheDir).catch(() => undefined),
     probeRoom(disks.buildsDir).catch(() => undefined),
   ]);
+  // rustc removes its partial output when a write fails, so the probe may find room again: a
+  // disk left with less than LOW_ROOM_BYTES after a failed step is taken as the cause too
+  const low = (r: Room | undefined) =>
+    r !== undefined && (r.full || (r.freeBytes !== undefined && r.freeBytes < LOW_ROOM_BYTES));
   const full = [
-    ...(cache?.full ? ["cache" as const] : []),
-    ...(world?.full ? ["world" as const] : []),
+    ...(low(cache) ? ["cache" as const] : []),
+    ...(low(world) ? ["world" as const] : []),
   ];
   // a host write refused with ENOSPC on a disk that has room again: either may have been it
   if (full.length === 0 && !isNoSpace(e)) return undefined;
@@ -153,7 +160,9 @@ function noRoom(
   ];
   return new RpcError(
     ErrorCode.BuildFailed,
-    `cargo.build: ${step} failed: a disk is full (No space left on device): the disk of ${which}. ` +
+    `cargo.build: ${step} failed: a disk is full (No space left on device, or under ${
+      LOW_ROOM_BYTES >> 20
+    } MiB free after the step): the disk of ${which}. ` +
       `Make room on it (${fixes.join("; ")}); then build again.`,
     { ...data, step, disk: "full", full },
   );
