@@ -16,15 +16,12 @@
  */
 import { join } from "node:path";
 import type { Figure } from "../figures.ts";
-import { createWorld, removeWorld, startHost, TEST_CACHE_DIR } from "../fixture.ts";
+import { createWorld, removeWorld, startHost } from "../fixture.ts";
 import { pick, type Section } from "../section.ts";
 import { summarize } from "../stats.ts";
 import type { Host } from "../../core/host.ts";
 import { Journal } from "../../core/journal.ts";
-import { sausageCommand } from "../../core/host.ts";
-import { findWasmToolchain, WASM_TARGET } from "../../core/cargo/toolchain.ts";
-import { AGENT_CRATE } from "../../core/shipped_agent.ts";
-import { sdkPatch, stageAgent } from "../../plugins/agent/build.ts";
+import { agentTestsUnderWasi } from "../../plugins/agent/wasi_tests.ts";
 import { testPlugin } from "../../tests/setup.ts";
 
 /** Medians of the agent's `durability_costs` test, in milliseconds. */
@@ -38,31 +35,11 @@ interface WasiCosts {
 
 /** Runs the agent's `store::durability_costs` under WASI and reads its medians. */
 async function wasiCosts(): Promise<WasiCosts> {
-  const targetDir = join(AGENT_CRATE, "target");
-  const { stage, sdk } = await stageAgent(join(targetDir, "test-stage"));
-  const runner = JSON.stringify(sausageCommand(["test", "--cache-dir", TEST_CACHE_DIR]));
-  const toolchain = await findWasmToolchain();
-  const out = await new Deno.Command("cargo", {
-    args: [
-      "test",
-      "--release",
-      "--target",
-      WASM_TARGET,
-      ...sdkPatch(sdk),
-      "--config",
-      `target.${WASM_TARGET}.runner=${runner}`,
-      "--",
-      "--ignored",
-      "--nocapture",
-      "durability_costs",
-    ],
-    cwd: stage,
-    env: { ...toolchain.env, CARGO_TARGET_DIR: targetDir, CARGO_TERM_COLOR: "never" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-  if (!out.success) throw new Error(`the agent's durability_costs failed:\n${text}`);
+  const { success, text, stage } = await agentTestsUnderWasi({
+    release: true,
+    testArgs: ["--ignored", "--nocapture", "durability_costs"],
+  });
+  if (!success) throw new Error(`the agent's durability_costs failed:\n${text}`);
   // the test writes its medians into the crate's folder, which it sees at its own path
   const written = join(stage, "durability.json");
   const costs = JSON.parse(await Deno.readTextFile(written)) as WasiCosts;
