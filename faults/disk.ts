@@ -72,7 +72,8 @@ export function cannotMount(): string | undefined {
   }
 }
 
-async function run(command: string, ...args: string[]): Promise<void> {
+/** Runs a command (mount, umount); its stderr is the error when it fails. */
+export async function run(command: string, ...args: string[]): Promise<void> {
   const out = await new Deno.Command(command, { args, stderr: "piped" }).output();
   if (!out.success) {
     throw new Error(`${command} ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
@@ -92,7 +93,7 @@ async function withSmallDisk<T>(mib: number, body: (dir: string) => Promise<T>):
 }
 
 /** Writes pages to `path` until the disk refuses. */
-async function fillDisk(path: string): Promise<void> {
+export async function fillDisk(path: string): Promise<void> {
   const file = await Deno.open(path, { write: true, create: true });
   try {
     const page = new Uint8Array(4096);

@@ -10,19 +10,12 @@ import { Host } from "../core/host.ts";
 import { initWorld } from "../core/init.ts";
 import { eventually, installPlugin, TEST_CACHE_DIR } from "./world.ts";
 import { findWasmToolchain } from "../core/cargo/toolchain.ts";
-import { cannotMount } from "../faults/disk.ts";
+import { cannotMount, fillDisk, run } from "../faults/disk.ts";
 
 /** Why no tmpfs can be mounted here (not root, no mount namespace), or undefined. */
 const noMount = cannotMount();
 if (noMount) console.error(`disk_full_test: skipped: ${noMount}`);
 const canMount = () => noMount === undefined;
-
-async function run(command: string, ...args: string[]): Promise<void> {
-  const out = await new Deno.Command(command, { args, stderr: "piped" }).output();
-  if (!out.success) {
-    throw new Error(`${command} ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
-  }
-}
 
 Deno.test({
   name:
@@ -176,7 +169,7 @@ Deno.test({
     });
     await host.discovered;
     const client = host.client("console");
-    await fill(join(root, "state", "filler"));
+    await fillDisk(join(root, "state", "filler"));
     const t = performance.now();
     const refused = await client.request("cargo.build", { plugin: "notes" });
     const refusedMs = performance.now() - t;
@@ -202,19 +195,6 @@ Deno.test({
     await Deno.remove(disk, { recursive: true }).catch(() => {});
   }
 });
-
-/** Writes pages to `path` until the disk is full. */
-async function fill(path: string): Promise<void> {
-  const file = await Deno.open(path, { write: true, create: true });
-  try {
-    const page = new Uint8Array(4096);
-    for (;;) await file.write(page);
-  } catch (e) {
-    if ((e as { code?: string }).code !== "ENOSPC") throw e;
-  } finally {
-    file.close();
-  }
-}
 
 async function hasWasmToolchain(): Promise<boolean> {
   try {

@@ -23,6 +23,42 @@ function scripted(...args: string[]): Record<string, unknown> {
   return { command: Deno.execPath(), args: ["run", "-A", SERVER, ...args] };
 }
 
+/**
+ * A world whose server `scripted` writes what it cancelled into a file (`cancelled`); `more` adds
+ * servers. Disposing of it removes the file's folder too.
+ */
+async function cancellingWorld(more: Record<string, unknown> = {}) {
+  const dir = await Deno.makeTempDir({ prefix: "sausage-mcp-" });
+  const cancelled = join(dir, "cancelled");
+  const w = await startWorld({
+    files: {
+      "config/agent.yaml": agentYaml({
+        scripted: { ...scripted(), env: { CANCELLED_FILE: cancelled } },
+        ...more,
+      }),
+    },
+  });
+  return {
+    w,
+    cancelled,
+    async [Symbol.asyncDispose]() {
+      await w[Symbol.asyncDispose]();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/** Resolves once the file at `path` exists and `ok` accepts its text. */
+function fileSays(path: string, ok: (text: string) => boolean, ms: number): Promise<void> {
+  return eventually(async () => {
+    try {
+      return ok(await Deno.readTextFile(path));
+    } catch {
+      return false;
+    }
+  }, ms);
+}
+
 Deno.test("mcp.tools and mcp.call reach a server over stdio: results, isError, progress, unknown tools", async () => {
   await using w = await startWorld({
     plugins: { probe: "probe" },
@@ -85,89 +121,54 @@ Deno.test("mcp.tools and mcp.call reach a server over stdio: results, isError, p
 });
 
 Deno.test("core.stop of an mcp.call cancels the server's request", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "sausage-mcp-" });
-  const cancelled = join(dir, "cancelled");
-  await using w = await startWorld({
-    files: {
-      "config/agent.yaml": agentYaml({
-        scripted: { ...scripted(), env: { CANCELLED_FILE: cancelled } },
-      }),
-    },
-  });
-  try {
-    let pid = "";
-    const call = w.client.request("mcp.call", {
-      server: "scripted",
-      tool: "slow",
-      arguments: { steps: 400 },
-    }, { onNotify: () => {} });
-    await eventually(() => {
-      const p = w.host.processes.list().find((x) => x.plugin === "mcp");
-      pid = p?.pid ?? "";
-      return pid !== "";
-    }, 20_000);
-    // wait for the server to be working on it, then stop the process
-    await eventually(() => {
-      const log = w.host.journal.query({ plugin: "mcp", grep: "connected" });
-      return log.length === 1;
-    }, 20_000);
-    await new Promise((r) => setTimeout(r, 200));
-    assert.deepEqual(await w.call("core.stop", { pid }), {});
-    const answer = await call;
-    assert.ok(answer.error, "the stopped call gets an error");
-    await eventually(async () => {
-      try {
-        return (await Deno.readTextFile(cancelled)).startsWith("cancelled at step");
-      } catch {
-        return false;
-      }
-    }, 10_000);
-  } finally {
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-  }
+  await using world = await cancellingWorld();
+  const { w, cancelled } = world;
+  let pid = "";
+  const call = w.client.request("mcp.call", {
+    server: "scripted",
+    tool: "slow",
+    arguments: { steps: 400 },
+  }, { onNotify: () => {} });
+  await eventually(() => {
+    const p = w.host.processes.list().find((x) => x.plugin === "mcp");
+    pid = p?.pid ?? "";
+    return pid !== "";
+  }, 20_000);
+  // wait for the server to be working on it, then stop the process
+  await eventually(() => {
+    const log = w.host.journal.query({ plugin: "mcp", grep: "connected" });
+    return log.length === 1;
+  }, 20_000);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.deepEqual(await w.call("core.stop", { pid }), {});
+  const answer = await call;
+  assert.ok(answer.error, "the stopped call gets an error");
+  await fileSays(cancelled, (t) => t.startsWith("cancelled at step"), 10_000);
 });
 
 Deno.test("a caller's deadline bounds mcp.call and cancels the request; the SDK's own timeout is -32005, not -32001", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "sausage-mcp-" });
-  const cancelled = join(dir, "cancelled");
-  await using w = await startWorld({
-    files: {
-      "config/agent.yaml": agentYaml({
-        scripted: { ...scripted(), env: { CANCELLED_FILE: cancelled } },
-        short: { ...scripted(), timeout_seconds: 1 },
-      }),
-    },
+  await using world = await cancellingWorld({ short: { ...scripted(), timeout_seconds: 1 } });
+  const { w, cancelled } = world;
+  // connected first, so that the deadline below is the request's alone
+  const echo = await w.request("mcp.call", {
+    server: "scripted",
+    tool: "echo",
+    arguments: { text: "up" },
   });
-  try {
-    // connected first, so that the deadline below is the request's alone
-    const echo = await w.request("mcp.call", {
-      server: "scripted",
-      tool: "echo",
-      arguments: { text: "up" },
-    });
-    assert.ok(echo.result, JSON.stringify(echo));
-    const bounded = await w.request("core.call", {
-      method: "mcp.call",
-      params: { server: "scripted", tool: "hang" },
-      timeout_ms: 700,
-    });
-    assert.equal(bounded.error?.code, -32006, JSON.stringify(bounded));
-    await eventually(async () => {
-      try {
-        return (await Deno.readTextFile(cancelled)) === "hang cancelled";
-      } catch {
-        return false;
-      }
-    }, 10_000);
-    // timeout_seconds of the entry: the SDK's RequestTimeout is -32001, Sausage's "no such plugin"
-    const timedOut = await w.request("mcp.call", { server: "short", tool: "hang" });
-    assert.equal(timedOut.error?.code, -32005, JSON.stringify(timedOut));
-    assert.equal((timedOut.error?.data as { mcp_code: number }).mcp_code, -32001);
-    assert.match(timedOut.error!.message, /the MCP server "short": .*timed out/i);
-    await eventually(() => w.host.processes.list().length === 0);
-  } finally {
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-  }
+  assert.ok(echo.result, JSON.stringify(echo));
+  const bounded = await w.request("core.call", {
+    method: "mcp.call",
+    params: { server: "scripted", tool: "hang" },
+    timeout_ms: 700,
+  });
+  assert.equal(bounded.error?.code, -32006, JSON.stringify(bounded));
+  await fileSays(cancelled, (t) => t === "hang cancelled", 10_000);
+  // timeout_seconds of the entry: the SDK's RequestTimeout is -32001, Sausage's "no such plugin"
+  const timedOut = await w.request("mcp.call", { server: "short", tool: "hang" });
+  assert.equal(timedOut.error?.code, -32005, JSON.stringify(timedOut));
+  assert.equal((timedOut.error?.data as { mcp_code: number }).mcp_code, -32001);
+  assert.match(timedOut.error!.message, /the MCP server "short": .*timed out/i);
+  await eventually(() => w.host.processes.list().length === 0);
 });
 
 Deno.test("a server that does not start, a missing one and a wrong entry get errors that name them", async () => {
