@@ -905,7 +905,7 @@ world cannot be run; 75 a plugin called core.exit.`,
     .passThroughOptions()
     .action(async (file: string, args: string[], _opts: unknown, command: Command) => {
       try {
-        const { runTests } = await import("./test_runner.ts");
+        const { runTests } = await import("../core/cargo/test_run.ts");
         const cacheDir = resolveCacheDir(cacheDirOf(command));
         done(await runTests({ file: resolve(file), args, cacheDir }));
       } catch (e) {

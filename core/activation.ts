@@ -62,6 +62,14 @@ interface Prepared {
  */
 export const ACTIVATION_REPORT = "$report";
 
+/** A version that an activation made current, with its document. */
+export interface ActivatedDocument {
+  plugin: string;
+  /** The sha256 of its component. */
+  version: string;
+  document: unknown;
+}
+
 /** What the answer's {@linkcode ACTIVATION_REPORT} holds. */
 export interface ActivationReport {
   /** By plugin: the methods its current version had that the new one has not. */
@@ -92,6 +100,7 @@ function rejected(message: string, data: Record<string, unknown>): RpcError {
 /** Runs activations, one at a time. */
 export class Activation {
   readonly #world: World;
+  readonly #activated?: (documents: ActivatedDocument[]) => Promise<void>;
   readonly #files: CoreFiles;
   readonly #versions: PluginVersions;
   readonly #discovery: Discovery;
@@ -116,8 +125,14 @@ export class Activation {
     journal: Journal;
     /** Whether a name is a plugin built into the host (`cargo`): no file can replace it. */
     builtIn?: (plugin: string) => boolean;
+    /**
+     * Told the new versions' documents before the answer, which waits for it:
+     * the host makes their `client.rs` then.
+     */
+    activated?: (documents: ActivatedDocument[]) => Promise<void>;
   }) {
     this.#world = deps.world;
+    this.#activated = deps.activated;
     this.#files = deps.files;
     this.#versions = deps.versions;
     this.#discovery = deps.discovery;
@@ -345,8 +360,11 @@ export class Activation {
       await this.#versions.current(p.plugin); // the new version is current: the upgrade starts
     }
     for (const i of identity) this.#journal.event(null, i.plugin, `warning: forced: ${i.text}`);
-    // the answer comes when /proc/core/graph.json shows the new versions
+    // the answer comes when /proc/core/graph.json shows the new versions, and their client.rs
     await this.#graph.update().catch(() => {});
+    await this.#activated?.(
+      changing.map((p) => ({ plugin: p.plugin, version: p.component.hash, document: p.document })),
+    ).catch(() => {});
     const report: ActivationReport = {};
     if (Object.keys(removed).length > 0) report.removed = removed;
     if (identity.length > 0) report.warnings = identity.map((i) => i.text);

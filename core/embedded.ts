@@ -42,6 +42,12 @@ export const SDK_CRATES: readonly string[] = [
   "sausage-plugin-codegen",
 ];
 
+/**
+ * The import generator the host ships, built from `sdk/sausage-plugin-codegen`
+ * by `deno task build:codegen`, with `codegen.json` saying from what.
+ */
+export const CODEGEN_DIST: string = at("sdk/dist/");
+
 /** The agent's crate `plugins/agent/` (with a trailing `/`). */
 export const AGENT_CRATE: string = at("plugins/agent/");
 
@@ -92,6 +98,7 @@ export const EMBEDDED: readonly string[] = [
   "sdk/Cargo.toml",
   "sdk/README.md",
   ...SDK_CRATES.map((crate) => `sdk/${crate}`),
+  "sdk/dist",
   "plugins/agent/dist/agent.wasm",
   ...crateSource("plugins/agent"),
   ...EXAMPLE_PLUGINS.flatMap((name) => crateSource(`plugins/${name}`)),

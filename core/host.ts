@@ -60,6 +60,12 @@ export const SAUSAGE_FLAGS: readonly string[] = [
 /** Exit code after `core.exit`. */
 export const EXIT_CODE_CORE_EXIT = 75;
 
+/**
+ * How long `core.activate` waits for the new versions' `client.rs`: the
+ * shipped generator makes one in milliseconds; an edited one is built first.
+ */
+const CLIENT_CODE_WAIT_MS = 10_000;
+
 /** Options of a host. */
 export interface HostOptions {
   /** The world folder. */
@@ -221,7 +227,7 @@ export class Host {
         cargo: cargoPlugin({
           world,
           cacheDir: options.cacheDir,
-          runner: sausageCommand(["test", "--cache-dir", options.cacheDir]),
+          cache: this.cache,
         }),
         mcp: this.mcpServers.plugin(),
       },
@@ -261,6 +267,7 @@ export class Host {
       graph: this.graph,
       builtIn: (plugin) => this.processes.native(plugin) !== undefined,
       journal: this.journal,
+      activated: (documents) => this.#makeClientCode(documents, CLIENT_CODE_WAIT_MS),
     });
     const exit = Promise.withResolvers<number>();
     this.exitRequested = exit.promise;
@@ -447,6 +454,32 @@ export class Host {
       }
     }
     if (this.processes.accepting) await this.graph.update();
+    // each plugin's client.rs, ready before anyone reads it
+    const documents = [];
+    for (const plugin of await this.world.plugins()) {
+      const known = this.documents.known(plugin);
+      if (known && "document" in known && known.version !== null) {
+        documents.push({ plugin, version: known.version, document: known.document });
+      }
+    }
+    await this.#makeClientCode(documents);
+  }
+
+  /**
+   * Makes the `client.rs` of these versions; waits at most `waitMs` (an
+   * edited generator may have to be built first: the file says so meanwhile).
+   */
+  async #makeClientCode(
+    documents: { plugin: string; version: string; document: unknown }[],
+    waitMs?: number,
+  ): Promise<void> {
+    const made = Promise.all(
+      documents.map((d) => this.clientCode.generate(d.plugin, d.version, d.document)),
+    );
+    if (waitMs === undefined) return void await made;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([made, new Promise((r) => timer = setTimeout(r, waitMs))]);
+    clearTimeout(timer);
   }
 
   async #startServices(note: (text: string) => void): Promise<void> {

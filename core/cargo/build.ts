@@ -2,17 +2,21 @@
  * `cargo.build` (PROTOCOL section 11): builds `/plugins/<name>/source/` into
  * a tested release component.
  *
- * 1. The source is copied once; the tests and the build use the copy.
- * 2. The tests run under WASI, release profile, with `sausage test` as the
- *    runner (each test in its own instance).
- * 3. The release `.wasm` is built for `wasm32-wasip2`, sharing the compiled
- *    dependencies with the tests, and copied to
+ * 1. The build takes a build slot (`slots.ts`): a target folder of the
+ *    cache that no other build uses meanwhile.
+ * 2. The source is copied once; the tests and the build use the copy.
+ * 3. The dependencies are resolved offline from `Cargo.lock` and the local
+ *    cache of crates; the network is used only for what is missing. The
+ *    lock file goes back to the source folder.
+ * 4. The tests are compiled (release profile), then run on the host's own
+ *    workers, each test in its own instance, while the release `.wasm` is
+ *    built for `wasm32-wasip2`; it is copied to
  *    `/state/cargo/builds/<n>/<name>.wasm`.
  *
- * Compiled crates stay in the host's cache (`<cache>/cargo/target`), shared
- * by all worlds, so a second build compiles only what changed. A failed step
- * is the error -32004 with its output. A stop or a kill ends the whole
- * process group of cargo (rustc, build scripts, tests).
+ * Compiled crates stay in the slots' target folders, shared by all worlds,
+ * so a second build compiles only what changed. A failed step is the error
+ * -32004 with its output. A stop or a kill ends the whole process group of
+ * cargo (rustc, build scripts) and the tests' instances.
  *
  * @module
  */
@@ -27,6 +31,9 @@ import { afterBuild } from "../components/cache_gc.ts";
 import type { World } from "../world.ts";
 import { isNoSpace, probeRoom, type Room } from "../disk_room.ts";
 import { syncFile, syncFolder } from "../durable.ts";
+import type { ComponentCache } from "../components/cache.ts";
+import { BuildSlots } from "./slots.ts";
+import { isTestHarness, runTestBinary, TESTS_FAILED } from "./test_run.ts";
 
 /** Free bytes below which a disk is taken as the cause of a failed step: a build needs far more. */
 export const LOW_ROOM_BYTES = 32 * 1024 * 1024;
@@ -35,8 +42,10 @@ export const LOW_ROOM_BYTES = 32 * 1024 * 1024;
 export interface BuilderOptions {
   world: World;
   cacheDir: string;
-  /** The command that runs `sausage test` (cargo's runner). */
-  runner: string[];
+  /** Loads the test binaries (the host's cache: its transpiler is warm). */
+  cache: ComponentCache;
+  /** The build slots (default: those of `cacheDir`). */
+  slots?: BuildSlots;
 }
 
 /** The result of `cargo.build`. */
@@ -68,7 +77,8 @@ interface CargoMessage {
     code?: { code: string } | null;
     spans?: { is_primary: boolean; text?: { text: string }[] }[];
   };
-  target?: { name: string; kind: string[] };
+  target?: { name: string; kind: string[]; src_path?: string };
+  profile?: { test: boolean };
   filenames?: string[];
   executable?: string | null;
   /** An artifact that was up to date (not compiled again). */
@@ -231,14 +241,12 @@ export interface BuildJob {
   source: string;
   /** The copy of the source (in the cache; removed after the build). */
   work: string;
-  /** Cargo's target folder, shared by all builds and worlds. */
+  /** Cargo's target folder: the build slot's. */
   targetDir: string;
   /** `state/cargo/builds` of the world. */
   buildsDir: string;
   /** The toolchain's variables (`RUSTC`, `RUSTDOC`, `CC_wasm32_wasip2`, ...). */
   toolchainEnv: Record<string, string>;
-  /** The command of `sausage test`. */
-  runner: string[];
   /** The SDK folder that `sausage-plugin = "0.1"` resolves to: the world's, copied into the cache. */
   sdk: string;
   /** Notes on the SDK for the result's warnings. */
@@ -246,14 +254,16 @@ export interface BuildJob {
 }
 
 /**
- * The `cargo` plugin. The host's thread copies the plugin's source into the
- * cache and, at the end, the built component into the world's
- * `state/cargo/builds`. Between the two, the build runs in a worker whose Deno
+ * The `cargo` plugin. The host's thread takes a build slot, copies the
+ * plugin's source into the cache and, at the end, the lock file back and the
+ * built component into the world's `state/cargo/builds`; it also runs the
+ * tests. Between the two copies, cargo runs in a worker whose Deno
  * permissions allow only what a build needs: to start `cargo` (through
- * `setsid`), and to read and write the copy and cargo's target folder (and to
- * read the SDK's copy), all in the cache.
+ * `setsid`), and to read and write the copy and the slot's target folder (and
+ * to read the SDK's copy), all in the cache.
  */
 export function cargoPlugin(options: BuilderOptions): NativePlugin {
+  const slots = options.slots ?? new BuildSlots(options.cacheDir);
   return {
     document: DISCOVER,
     methods: {
@@ -266,23 +276,57 @@ export function cargoPlugin(options: BuilderOptions): NativePlugin {
         const disks = { cacheDir: options.cacheDir, buildsDir: job.buildsDir };
         // a full disk refuses the build at once, not after minutes of compiling
         await checkRoom(disks);
+        const slot = await slots.acquire(
+          ctx.signal,
+          (text) => ctx.notify("progress", { step: "slot", text }),
+        );
+        job.targetDir = slot.targetDir;
+        job.work = slot.workDir(job.plugin);
         try {
           // the host's thread copies in and out: the builder reaches nothing of the world
           ctx.notify("progress", { step: "copy", text: `copying /plugins/${job.plugin}/source` });
+          await Deno.remove(job.work, { recursive: true }).catch(() => {});
           await copySource(job.source, job.work);
-          const built = await runInWorker(job, ctx);
+          const built = await runInWorker(job, ctx, options.cache);
           return await deliver(job, built, ctx);
         } catch (e) {
           throw (await diskFull(e, disks)) ?? e;
         } finally {
+          await keepLockFile(job, ctx);
           await Deno.remove(job.work, { recursive: true }).catch(() => {});
           // the cache is bounded after each build, failed ones too: they fill the target folder
           const over = await afterBuild(options.cacheDir, job.targetDir).catch((e) => `${e}`);
+          slot.release();
           if (over) ctx.log(`warning: ${over}`);
         }
       },
     },
   };
+}
+
+/**
+ * Puts the copy's `Cargo.lock` in the plugin's source folder when cargo made
+ * or changed it: the next build resolves from it, offline, to the same
+ * versions.
+ */
+async function keepLockFile(job: BuildJob, ctx: NativeContext): Promise<void> {
+  let made: Uint8Array;
+  try {
+    made = await Deno.readFile(join(job.work, "Cargo.lock"));
+  } catch {
+    return; // resolution did not get that far
+  }
+  const kept = join(job.source, "Cargo.lock");
+  const old = await Deno.readFile(kept).catch(() => undefined);
+  if (old && old.length === made.length && old.every((b, i) => b === made[i])) return;
+  try {
+    const tmp = `${kept}.tmp-${crypto.randomUUID()}`;
+    await Deno.writeFile(tmp, made);
+    await Deno.rename(tmp, kept);
+    ctx.log(`${old ? "updated" : "wrote"} /plugins/${job.plugin}/source/Cargo.lock`);
+  } catch (e) {
+    ctx.log(`warning: cannot write /plugins/${job.plugin}/source/Cargo.lock: ${e}`);
+  }
 }
 
 /** Checks the call and resolves the job (on the host's thread). */
@@ -322,11 +366,10 @@ async function prepare(o: BuilderOptions, params: Record<string, unknown>): Prom
   return {
     plugin,
     source,
-    work: join(o.cacheDir, "cargo", "work", crypto.randomUUID()),
-    targetDir: join(o.cacheDir, "cargo", "target"),
+    work: "", // the build slot's, once the build holds one
+    targetDir: "",
     buildsDir,
     toolchainEnv: toolchain.env,
-    runner: o.runner,
     sdk: sdk.dir,
     sdkWarnings: sdk.changed.length === 0 ? [] : [
       `the SDK at /plugins/cargo/sdk/ differs from the one this host ships in ${
@@ -336,21 +379,32 @@ async function prepare(o: BuilderOptions, params: Record<string, unknown>): Prom
   };
 }
 
+/** A test binary cargo built, for the host to run. */
+export interface TestTarget {
+  /** The `.wasm` in the slot's target folder. */
+  file: string;
+  /** What cargo would say it runs, such as `unittests src/main.rs` or `tests/api.rs`. */
+  label: string;
+}
+
 /** Messages of the build worker. */
 export type FromBuilder =
   | { t: "log"; line: string }
   | { t: "group"; pgid: number; running: boolean }
   | { t: "notify"; name: string; params: unknown }
-  | { t: "done"; result: Built }
+  | { t: "tests"; targets: TestTarget[]; env: Record<string, string> }
+  | { t: "done"; result: Omit<Built, "tests"> }
   | { t: "failed"; error: { code: number; message: string; data?: unknown } };
 
 /**
  * Runs a job in a worker with narrow permissions; ctx gets its logs and
  * progress. The worker may only start `setsid` and `cargo`, and Deno lets
  * only a thread with full run permission signal a process group, so the
- * host's thread ends cargo's group on a stop or a kill.
+ * host's thread ends cargo's group on a stop or a kill. When the worker has
+ * compiled the tests, the host runs them while cargo builds the release
+ * component; failing tests end the build.
  */
-function runInWorker(job: BuildJob, ctx: NativeContext): Promise<Built> {
+function runInWorker(job: BuildJob, ctx: NativeContext, cache: ComponentCache): Promise<Built> {
   const worker = new Worker(CARGO_WORKER, {
     type: "module",
     name: `sausage-cargo-${job.plugin}`,
@@ -374,33 +428,89 @@ function runInWorker(job: BuildJob, ctx: NativeContext): Promise<Built> {
     groups.end(ctx.signal.reason === "kill" ? 0 : TERM_GRACE_MS);
   };
   ctx.signal.addEventListener("abort", onAbort, { once: true });
+  let ended = false;
   const end = () => {
+    ended = true;
     ctx.signal.removeEventListener("abort", onAbort);
     worker.terminate();
-    groups.end(0); // none is left after a clean end; after a crash, none may stay
+    groups.end(0); // none is left after a clean end; after a crash or failed tests, none may stay
   };
+  const fail = (e: unknown) => {
+    if (ended) return;
+    end();
+    reject(e);
+  };
+  let tests: Promise<Built["tests"]> = Promise.resolve({ passed: 0, failed: 0, output: "" });
   worker.onmessage = (e: MessageEvent<FromBuilder | { t: "ready" }>) => {
     const m = e.data;
     if (m.t === "ready") worker.postMessage({ t: "job", job });
     else if (m.t === "group") {
       groups.update(m.pgid, m.running);
-      if (m.running && ctx.signal.aborted) groups.end(0);
+      if (m.running && (ctx.signal.aborted || ended)) groups.end(0);
     } else if (m.t === "log") ctx.log(m.line);
     else if (m.t === "notify") ctx.notify(m.name, m.params);
-    else if (m.t === "done") {
-      end();
-      resolve(m.result);
+    else if (m.t === "tests") {
+      tests = runTestTargets(m.targets, m.env, ctx, cache);
+      tests.catch(fail); // at once: the release build still running is of no use
+    } else if (m.t === "done") {
+      tests.then((t) => {
+        if (ended) return;
+        end();
+        resolve({ ...m.result, tests: t });
+      }, fail);
     } else if (m.t === "failed") {
-      end();
-      reject(new RpcError(m.error.code, m.error.message, m.error.data));
+      // failed tests are what the caller must see first, as when the build waited for them
+      tests.then(() => fail(new RpcError(m.error.code, m.error.message, m.error.data)), fail);
     }
   };
   worker.onerror = (e) => {
     e.preventDefault();
-    end();
-    reject(new RpcError(ErrorCode.InternalError, `the builder failed: ${e.message}`));
+    fail(new RpcError(ErrorCode.InternalError, `the builder failed: ${e.message}`));
   };
   return promise;
+}
+
+/**
+ * Runs the test binaries one after the other, as `cargo test` would, on the
+ * host's workers: each test in its own instance. Rejects with -32004 (the
+ * tests) when one failed, after all ran.
+ */
+async function runTestTargets(
+  targets: TestTarget[],
+  env: Record<string, string>,
+  ctx: NativeContext,
+  cache: ComponentCache,
+): Promise<Built["tests"]> {
+  let output = "";
+  let failedBinaries = 0;
+  for (const target of targets) {
+    ctx.notify("progress", { step: "test", text: `running ${target.label}` });
+    const bytes = await Deno.readFile(target.file);
+    const component = await cache.load(bytes, `the test binary ${basename(target.file)}`);
+    let text = "";
+    const code = await runTestBinary(component, {
+      file: target.file,
+      harness: isTestHarness(bytes),
+      args: [],
+      env,
+      cacheDir: cache.dir,
+      write: (t) => text += t,
+      stderr: (t) => text += t,
+      signal: ctx.signal,
+    });
+    for (const line of text.split("\n")) {
+      if (line.startsWith("test result: ")) ctx.notify("progress", { step: "test", text: line });
+    }
+    output += text;
+    if (code !== 0) {
+      failedBinaries++;
+      if (code !== TESTS_FAILED) output += `error: ${target.label} ended with status ${code}\n`;
+    }
+  }
+  const counts = testCounts(output);
+  const tests = { ...counts, output: tail(output.trim()) };
+  if (failedBinaries > 0) throw buildFailed("the tests", output.trim(), { tests });
+  return tests;
 }
 
 /** The process groups of a build's running cargo steps, as the worker reports them. */
@@ -435,12 +545,19 @@ export interface BuildContext extends NativeContext {
   group(pgid: number, running: boolean): void;
 }
 
+/** What the build worker gives a build. */
+export interface BuildContext extends NativeContext {
+  /** Reports a process group cargo runs in, when it starts and when it ends. */
+  group(pgid: number, running: boolean): void;
+  /** Hands the compiled test binaries to the host, which runs them. */
+  tests(targets: TestTarget[], env: Record<string, string>): void;
+}
+
 /** The build itself (in the build worker). */
-export async function runBuild(job: BuildJob, ctx: BuildContext): Promise<Built> {
+export async function runBuild(job: BuildJob, ctx: BuildContext): Promise<Omit<Built, "tests">> {
   const { plugin, work } = job;
   await standalone(join(work, "Cargo.toml"));
   const config = [
-    `target.${WASM_TARGET}.runner=${JSON.stringify(job.runner)}`,
     // sausage-plugin = "0.1" is the world's SDK
     `patch.crates-io.sausage-plugin.path=${JSON.stringify(join(job.sdk, "sausage-plugin"))}`,
   ].flatMap((c) => ["--config", c]);
@@ -450,23 +567,33 @@ export async function runBuild(job: BuildJob, ctx: BuildContext): Promise<Built>
     CARGO_TERM_COLOR: "never",
     CARGO_TERM_PROGRESS_WHEN: "never",
   };
-  const common = ["--release", "--target", WASM_TARGET, "--message-format", "json", ...config];
+  const resolved = await resolveDependencies(job, config, env, ctx);
+  const progress = new CompileProgress(resolved.units, ctx);
+  // resolved above, so cargo needs no network from here on (and prints no "Updating index")
+  const common = [
+    "--release",
+    "--target",
+    WASM_TARGET,
+    "--message-format",
+    "json",
+    "--offline",
+    ...config,
+  ];
 
-  ctx.notify("progress", { step: "test", text: "running the tests" });
-  const tests = await cargo(["test", ...common, "--no-fail-fast"], work, env, ctx);
+  ctx.notify("progress", { step: "test", text: "compiling the tests" });
+  const tests = await cargo(["test", "--no-run", ...common], work, env, ctx, progress);
   const compileErrors = errorsOf(tests);
   if (compileErrors) throw buildFailed("compiling the tests", compileErrors);
-  const counts = testCounts(tests.stdout);
-  const testOutput = testText(tests.stdout);
-  if (tests.code !== 0 && !testOutput) throw buildFailed("cargo test", tests.stderr);
-  if (tests.code !== 0) {
-    throw buildFailed("the tests", testOutput || tests.stderr, {
-      tests: { ...counts, output: tail(testOutput) },
-    });
-  }
+  if (tests.code !== 0) throw buildFailed("compiling the tests", tests.stderr);
+  ctx.tests(testTargets(tests.messages, work), {
+    CARGO_MANIFEST_DIR: work,
+    CARGO_PKG_NAME: resolved.name,
+    CARGO_PKG_VERSION: resolved.version,
+    CARGO_CRATE_NAME: resolved.name.replaceAll("-", "_"),
+  });
 
   ctx.notify("progress", { step: "build", text: "building the release component" });
-  const built = await cargo(["build", ...common], work, env, ctx);
+  const built = await cargo(["build", ...common], work, env, ctx, progress);
   const buildErrors = errorsOf(built);
   if (built.code !== 0 || buildErrors) {
     throw buildFailed("the build", buildErrors || built.stderr);
@@ -480,9 +607,20 @@ export async function runBuild(job: BuildJob, ctx: BuildContext): Promise<Built>
   }
   return {
     artifact,
-    tests: { ...counts, output: tail(testOutput) },
     warnings: [...job.sdkWarnings, ...warningsOf([...tests.messages, ...built.messages])],
   };
+}
+
+/** The test binaries of a `cargo test --no-run`, labelled as cargo labels them. */
+export function testTargets(messages: CargoMessage[], packageDir: string): TestTarget[] {
+  return messages.filter((m) => m.reason === "compiler-artifact" && m.profile?.test && m.executable)
+    .map((m) => {
+      const src = m.target?.src_path ?? "";
+      const relative = src.startsWith(packageDir + "/") ? src.slice(packageDir.length + 1) : src;
+      const kind = m.target?.kind ?? [];
+      const unit = kind.includes("test") || kind.includes("bench") ? "" : "unittests ";
+      return { file: m.executable!, label: `${unit}${relative || m.target?.name}` };
+    });
 }
 
 /** What the builder gives back: the result, with the component still in cargo's target folder. */
@@ -508,6 +646,126 @@ async function deliver(job: BuildJob, built: Built, ctx: NativeContext): Promise
   return { wasm: `/state/cargo/builds/${n}/${name}`, tests: built.tests, warnings: built.warnings };
 }
 
+/** The package a build resolved, and how many compiled units a build of it has. */
+interface Resolved {
+  name: string;
+  version: string;
+  /** Libraries, build scripts and the plugin's test and component: the M of "compiled N/M". */
+  units: number;
+}
+
+interface Metadata {
+  packages: { id: string; name: string; version: string; targets: { kind: string[] }[] }[];
+  resolve: { root: string | null; nodes: { id: string }[] } | null;
+}
+
+/**
+ * Resolves the dependencies offline from `Cargo.lock` and the local cache of
+ * crates (making or extending the lock file); only when that fails, cargo
+ * goes to the network for what is missing. Checks that the package is named
+ * like the plugin.
+ */
+async function resolveDependencies(
+  job: BuildJob,
+  config: string[],
+  env: Record<string, string>,
+  ctx: BuildContext,
+): Promise<Resolved> {
+  const args = ["metadata", "--format-version", "1", "--filter-platform", WASM_TARGET, ...config];
+  ctx.notify("progress", {
+    step: "resolve",
+    text: "resolving the dependencies offline (Cargo.lock and the local cache of crates)",
+  });
+  let step = await cargo([...args, "--offline"], job.work, env, ctx);
+  if (step.code !== 0) {
+    const offline = step;
+    ctx.notify("progress", {
+      step: "fetch",
+      text: "fetching what is not in the local cache of crates from the network",
+    });
+    step = await cargo(args, job.work, env, ctx);
+    if (step.code !== 0) {
+      const source = `/plugins/${job.plugin}/source`;
+      const shown = (text: string) => text.replaceAll(job.work, source);
+      throw new RpcError(
+        ErrorCode.BuildFailed,
+        `cargo.build: fetching the dependencies failed: ${
+          shown(cargoError(offline.stderr))
+        } (not in the local cache of crates), and from the network: ${
+          shown(cargoError(step.stderr))
+        }. Check the names and versions in ${source}/Cargo.toml; a crate that is not in the ` +
+          "cache needs the network once, after which builds of it work offline.",
+        {
+          step: "fetching the dependencies",
+          output: tail(shown(`${offline.stderr}\n${step.stderr}`)),
+        },
+      );
+    }
+  }
+  let metadata: Metadata;
+  try {
+    metadata = JSON.parse(step.stdout) as Metadata;
+  } catch {
+    throw buildFailed(
+      "resolving the dependencies",
+      `cargo metadata printed no JSON:\n${step.stdout}`,
+    );
+  }
+  const byId = new Map(metadata.packages.map((p) => [p.id, p]));
+  const root = byId.get(metadata.resolve?.root ?? "");
+  if (!root) throw buildFailed("resolving the dependencies", "cargo metadata named no package");
+  if (root.name.replaceAll("-", "_") !== job.plugin.replaceAll("-", "_")) {
+    throw new RpcError(
+      ErrorCode.BuildFailed,
+      `cargo.build: /plugins/${job.plugin}/source/Cargo.toml names its package "${root.name}", ` +
+        `but a plugin's package has the plugin's name: set name = "${job.plugin}" under [package]`,
+      { step: "checking the package", output: "" },
+    );
+  }
+  let units = 0;
+  for (const node of metadata.resolve?.nodes ?? []) {
+    const scripts = byId.get(node.id)?.targets.filter((t) => t.kind.includes("custom-build"));
+    // the plugin itself: its tests and its component; a dependency: its library
+    units += (node.id === root.id ? 2 : 1) + (scripts?.length ?? 0);
+  }
+  return { name: root.name, version: root.version, units };
+}
+
+/** The first error cargo printed, with the last cause it gave for it. */
+function cargoError(stderr: string): string {
+  const lines = stderr.split("\n").map((l) => l.trim());
+  const first = lines.find((l) => l.startsWith("error:"))?.slice(6).trim() ?? lines.find((l) => l);
+  const causes = lines.lastIndexOf("Caused by:");
+  const cause = causes < 0 ? undefined : lines.slice(causes + 1).find((l) => l);
+  return [first ?? "cargo failed", cause].filter((t) => t).join(": ");
+}
+
+/** Tells the caller `compiled N/M <crate>` as cargo finishes each unit. */
+class CompileProgress {
+  readonly #seen = new Set<string>();
+  readonly #total: number;
+  readonly #ctx: NativeContext;
+
+  constructor(total: number, ctx: NativeContext) {
+    this.#total = total;
+    this.#ctx = ctx;
+  }
+
+  /** An artifact cargo reported: fresh ones count, compiled ones are told. */
+  artifact(m: CargoMessage): void {
+    const kind = m.target?.kind.join(",") ?? "";
+    this.#seen.add(`${m.package_id} ${kind} ${m.target?.name} ${m.profile?.test}`);
+    if (m.fresh) return;
+    const total = Math.max(this.#total, this.#seen.size);
+    this.#ctx.notify("progress", {
+      step: "compile",
+      compiled: this.#seen.size,
+      total,
+      text: `compiled ${this.#seen.size}/${total} ${m.target?.name}`,
+    });
+  }
+}
+
 /**
  * Runs cargo in a process group of its own, so a stop or a kill reaches
  * rustc, build scripts and the tests too; `ctx.group` tells the host's
@@ -518,6 +776,7 @@ async function cargo(
   cwd: string,
   env: Record<string, string>,
   ctx: BuildContext,
+  progress?: CompileProgress,
 ): Promise<Step> {
   if (ctx.signal.aborted) throw new Error("cargo was stopped");
   const useSetsid = Deno.build.os === "linux";
@@ -534,7 +793,6 @@ async function cargo(
   const messages: CargoMessage[] = [];
   let stdout = "";
   let stderr = "";
-  let compiled = 0;
   const readLines = async (stream: ReadableStream<Uint8Array>, onLine: (line: string) => void) => {
     let partial = "";
     for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
@@ -552,14 +810,7 @@ async function cargo(
           const m = JSON.parse(line) as CargoMessage;
           if (typeof m.reason === "string") {
             messages.push(m);
-            if (m.reason === "compiler-artifact" && !m.fresh) {
-              compiled++;
-              ctx.notify("progress", {
-                step: "compile",
-                crates: compiled,
-                text: `compiled ${m.target?.name}`,
-              });
-            }
+            if (m.reason === "compiler-artifact") progress?.artifact(m);
             return;
           }
         } catch {
@@ -567,7 +818,6 @@ async function cargo(
         }
       }
       stdout += line + "\n";
-      if (line.startsWith("test result: ")) ctx.notify("progress", { step: "test", text: line });
     }),
     readLines(child.stderr, (line) => {
       stderr += line + "\n";
@@ -632,10 +882,6 @@ export function testCounts(stdout: string): { passed: number; failed: number } {
     failed += Number(m[2]);
   }
   return { passed, failed };
-}
-
-function testText(stdout: string): string {
-  return stdout.split("\n").filter((l) => !l.startsWith("{")).join("\n").trim();
 }
 
 /** The release binary of the crate: the bin named like the plugin, or the only bin. */

@@ -224,16 +224,24 @@ interface EndCase {
   edit: (main: string) => string;
   /** More files of the source. */
   files?: Record<string, string>;
-  /** The command line of a process of the build that must run when it is ended. */
-  running: RegExp;
+  /**
+   * The command line of a process of the build that must run when it is
+   * ended, or "tests": the host runs the test binary, after it said so.
+   */
+  running: RegExp | "tests";
 }
 
-const IN_TESTS: EndCase = {
-  name: "killed",
-  edit: (m) => m + SLOW_TEST,
-  // the test binary runs under the runner, with its path in the runner's arguments
-  running: / test --cache-dir .*killed-[0-9a-f]+\.wasm/,
-};
+const IN_TESTS: EndCase = { name: "killed", edit: (m) => m + SLOW_TEST, running: "tests" };
+
+/** The test runs' temporary worlds (`sausage-test-*`) that are there now. */
+async function testRoots(): Promise<Set<string>> {
+  const tmp = Deno.env.get("TMPDIR") ?? "/tmp";
+  const roots = new Set<string>();
+  for await (const e of Deno.readDir(tmp)) {
+    if (e.name.startsWith("sausage-test-")) roots.add(join(tmp, e.name));
+  }
+  return roots;
+}
 
 async function endsCargo(how: "core.kill" | "core.stop", code: number, c: EndCase = IN_TESTS) {
   await using w = await startWorld();
@@ -243,10 +251,24 @@ async function endsCargo(how: "core.kill" | "core.stop", code: number, c: EndCas
   }
   const before = new Set((await buildProcesses()).keys()); // other builds on this machine
   const ours = async () => [...(await buildProcesses())].filter(([pid]) => !before.has(pid));
+  const rootsBefore = await testRoots();
+  let testing = false;
   try {
-    const pending = w.request("cargo.build", { plugin: c.name });
+    const pending = w.client.request("cargo.build", { plugin: c.name }, {
+      onNotify: (_name, params) => {
+        if (/^running unittests/.test((params as { text?: string }).text ?? "")) testing = true;
+      },
+    });
     const deadline = performance.now() + 180_000;
-    while (!(await ours()).some(([, args]) => c.running.test(args))) {
+    const running = async () => {
+      if (c.running === "tests") {
+        // the instance started: its temporary world is there
+        return testing && [...await testRoots()].some((r) => !rootsBefore.has(r));
+      }
+      const pattern = c.running;
+      return (await ours()).some(([, args]) => pattern.test(args));
+    };
+    while (!(await running())) {
       assert.ok(performance.now() < deadline, `the build did not reach ${c.running} in time`);
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -260,6 +282,12 @@ async function endsCargo(how: "core.kill" | "core.stop", code: number, c: EndCas
       left = await ours();
     }
     assert.deepEqual(left.map(([, args]) => args), [], `still running after ${how}`);
+    // the tests' instances ended with their run, which removes its temporary world
+    const roots = async () => [...await testRoots()].filter((r) => !rootsBefore.has(r));
+    for (let i = 0; i < 100 && (await roots()).length > 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.deepEqual(await roots(), [], `a test run still runs after ${how}`);
   } finally {
     // a failed test leaves no busy rustc behind on a shared machine
     for (const [pid] of await ours()) {

@@ -27,6 +27,7 @@ self.onmessage = async (
       log: (line) => post({ t: "log", line }),
       notify: (name, params) => post({ t: "notify", name, params }),
       group: (pgid, running) => post({ t: "group", pgid, running }),
+      tests: (targets, env) => post({ t: "tests", targets, env }),
     });
     post({ t: "done", result });
   } catch (e) {

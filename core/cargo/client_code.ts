@@ -6,9 +6,15 @@
  *
  * The generator comes from the same SDK copy a build compiles `import!`
  * with: the world's `/plugins/cargo/sdk/`, copied into the cache by hash
- * (`sdkForBuild`). It is built once per SDK version with the `wasm32-wasip2`
- * toolchain, into the cache; without a toolchain the file says what to
- * install. After an edit of the world's SDK, the files are made again.
+ * (`sdkForBuild`). When its source is the one the host ships, the host's
+ * prebuilt generator runs (`shipped_codegen.ts`); an edited generator is
+ * built once per SDK version with the `wasm32-wasip2` toolchain, into the
+ * cache (without a toolchain the file says what to install). After an edit
+ * of the world's SDK, the files are made again.
+ *
+ * The host makes the code of a plugin when its document becomes known (at
+ * start and at each activation, which waits for it), so the file is real on
+ * the first read.
  *
  * @module
  */
@@ -17,11 +23,12 @@ import type { ComponentCache } from "../components/cache.ts";
 import type { WorkerPool } from "../pool.ts";
 import { findWasmToolchain, WASM_TARGET } from "./toolchain.ts";
 import { cachedSdk, sdkFingerprint, sdkForBuild } from "./sdk.ts";
+import { shippedGenerator } from "./shipped_codegen.ts";
 
-/** Makes and keeps the client code of plugins, by document. */
 /** The longest a build of the generator may take. */
 const GENERATOR_BUILD_MS = 5 * 60_000;
 
+/** Makes and keeps the client code of plugins, by document. */
 export class ClientCode {
   readonly #cacheDir: string;
   readonly #cache: ComponentCache;
@@ -35,11 +42,12 @@ export class ClientCode {
   readonly #generators = new Map<string, Promise<Uint8Array>>();
   #queue: Promise<unknown> = Promise.resolve();
 
+  readonly #closing = new AbortController();
+
   /**
    * `worldSdk` is the world's `/plugins/cargo/sdk/` on the host, the SDK
    * `cargo.build` compiles against; without it, the SDK the host ships.
    */
-  readonly #closing = new AbortController();
   constructor(
     deps: { cacheDir: string; cache: ComponentCache; pool: WorkerPool; worldSdk?: string },
   ) {
@@ -107,8 +115,10 @@ export class ClientCode {
       try {
         return await Deno.readFile(wasm);
       } catch {
-        // build it
+        // the shipped one, or build it
       }
+      const shipped = await shippedGenerator(sdk);
+      if (shipped) return shipped;
       const toolchain = await findWasmToolchain();
       const target = join(this.#cacheDir, "cargo", "target-sdk");
       const out = await new Deno.Command("cargo", {

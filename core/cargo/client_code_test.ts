@@ -17,6 +17,11 @@ import { ComponentCache } from "../components/cache.ts";
 import { WorkerPool } from "../pool.ts";
 import { ClientCode } from "./client_code.ts";
 import { installSdk, sdkForBuild } from "./sdk.ts";
+import { codegenSourceHash, readCodegenManifest } from "./shipped_codegen.ts";
+import { CODEGEN_DIST, SDK_DIR } from "../embedded.ts";
+import { sha256Hex } from "../components/cache.ts";
+import { initWorld } from "../init.ts";
+import { Host } from "../host.ts";
 
 const SDK = new URL("../../sdk/", import.meta.url).pathname;
 
@@ -231,5 +236,41 @@ pub fn generate(document_json: &str, provider_name: &str) -> Result<String, Erro
     pool.close();
     cache.close();
     await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("sdk/dist/ is fresh: codegen.json names the generator's source and sausage-plugin-codegen.wasm", async () => {
+  const manifest = await readCodegenManifest();
+  const fix = "run `deno task build:codegen` and commit sdk/dist/";
+  assert.equal(await codegenSourceHash(SDK_DIR), manifest.source, `the generator changed: ${fix}`);
+  const wasm = await Deno.readFile(join(CODEGEN_DIST, "sausage-plugin-codegen.wasm"));
+  assert.equal(await sha256Hex(wasm), manifest.wasm, `the component is not the one named: ${fix}`);
+});
+
+Deno.test("on a cache that never built anything, client.rs is ready when core.activate answers", async () => {
+  const root = await Deno.makeTempDir({ prefix: "sausage-client-fresh-" });
+  const cacheDir = await Deno.makeTempDir({ prefix: "sausage-cache-fresh-" });
+  try {
+    await initWorld(root, { installAgent: false });
+    const wasm = await Deno.readFile(await plugin("notes"));
+    await Deno.writeFile(join(root, "state", "notes.wasm"), wasm);
+    const host = await Host.start({ world: root, cacheDir, installAgent: false });
+    try {
+      await host.discovered;
+      const activated = await host.client("console").request("core.activate", {
+        plugin: "notes",
+        wasm: "/state/notes.wasm",
+      });
+      assert.equal(activated.error, undefined, activated.error?.message);
+      const text = host.clientCode.text("notes", await sha256Hex(wasm));
+      assert.match(text ?? "(not made)", /fn add/);
+      // the shipped generator ran: nothing was compiled for it
+      await assert.rejects(Deno.stat(join(cacheDir, "cargo", "target-sdk")));
+    } finally {
+      await host.shutdown();
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+    await Deno.remove(cacheDir, { recursive: true });
   }
 });

@@ -18,22 +18,22 @@
  */
 import { basename, join, resolve } from "node:path";
 import { uuidv7 } from "uuidv7";
-import { ComponentCache, type LoadedComponent } from "../core/components/cache.ts";
-import { CoreFiles } from "../core/core_files.ts";
-import { PROTOCOL_MD } from "../core/embedded.ts";
-import { Journal } from "../core/journal.ts";
-import { CoreApi, NO_ANSWER } from "../core/core_api.ts";
-import { classify, error, ErrorCode, type Id, result, RpcError } from "../core/jsonrpc.ts";
-import { CORE, splitMethod } from "../core/names.ts";
-import { toRpcError } from "../core/router.ts";
-import { LockTable } from "../core/locks.ts";
-import { WorkerPool } from "../core/pool.ts";
-import { Process } from "../core/process.ts";
-import { parseMessageLine } from "../runtime/stdio.ts";
-import type { ExitReport } from "../runtime/messages.ts";
-import { type FileSystem, FileSystemServer } from "../vfs/mod.ts";
+import { ComponentCache, type LoadedComponent } from "../components/cache.ts";
+import { CoreFiles } from "../core_files.ts";
+import { PROTOCOL_MD } from "../embedded.ts";
+import { Journal } from "../journal.ts";
+import { CoreApi, NO_ANSWER } from "../core_api.ts";
+import { classify, error, ErrorCode, type Id, result, RpcError } from "../jsonrpc.ts";
+import { CORE, splitMethod } from "../names.ts";
+import { toRpcError } from "../router.ts";
+import { LockTable } from "../locks.ts";
+import { WorkerPool } from "../pool.ts";
+import { Process } from "../process.ts";
+import { parseMessageLine } from "../../runtime/stdio.ts";
+import type { ExitReport } from "../../runtime/messages.ts";
+import { type FileSystem, FileSystemServer } from "../../vfs/mod.ts";
 
-/** Options of a run. */
+/** Options of `sausage test`: a binary on disk, run for cargo. */
 export interface TestRunOptions {
   /** The `.wasm` cargo built. */
   file: string;
@@ -89,24 +89,25 @@ class TestRun {
   readonly #layers = new Map<string, FileSystem>();
   #next = 0;
 
+  readonly #env: [string, string][];
+
   constructor(
     file: string,
     component: LoadedComponent,
     root: string,
-    packageDir: string | undefined,
+    env: Record<string, string>,
     cacheDir: string,
     protocol: string,
   ) {
     this.#argv0 = basename(file);
     this.#component = component;
     this.#root = root;
-    this.#packageDir = packageDir;
-    this.#package = (Deno.env.get("CARGO_PKG_NAME") ?? "test").toLowerCase().replace(
-      /[^a-z0-9_-]/g,
-      "-",
-    );
+    const manifest = env.CARGO_MANIFEST_DIR;
+    this.#packageDir = manifest ? resolve(manifest) : undefined;
+    this.#env = Object.entries(env).filter(([k]) => /^(CARGO|RUST)_/.test(k));
+    this.#package = (env.CARGO_PKG_NAME ?? "test").toLowerCase().replace(/[^a-z0-9_-]/g, "-");
     this.#protocol = protocol;
-    const dirs = [root, ...(packageDir ? [packageDir] : [])];
+    const dirs = [root, ...(this.#packageDir ? [this.#packageDir] : [])];
     this.pool = new WorkerPool({
       permissions: { read: [...dirs, cacheDir], write: dirs, net: true },
       files: new FileSystemServer((name) => this.#layers.get(name)),
@@ -166,7 +167,7 @@ class TestRun {
       else output += line + "\n";
     };
     const env: [string, string][] = [
-      ...Object.entries(Deno.env.toObject()).filter(([k]) => /^(CARGO|RUST)_/.test(k)),
+      ...this.#env,
       ["SAUSAGE_PID", pid],
       ["SAUSAGE_PLUGIN", this.#package],
       ["SAUSAGE_PARENT", "test"],
@@ -281,30 +282,68 @@ export async function runTests(options: TestRunOptions): Promise<number> {
   const cache = new ComponentCache(options.cacheDir);
   cache.onWarning = (m) => console.error(`sausage: ${m}`);
   const component = await cache.load(bytes, options.file).finally(() => cache.close());
+  return await runTestBinary(component, {
+    file: options.file,
+    harness: isTestHarness(bytes),
+    args: options.args,
+    env: Deno.env.toObject(),
+    cacheDir: options.cacheDir,
+    write,
+    stderr: (t) => Deno.stderr.writeSync(encoder.encode(t)),
+  });
+}
+
+/** A test binary to run, already loaded. */
+export interface TestBinary {
+  /** Its path: argv[0] is its base name. */
+  file: string;
+  /** Whether it is a libtest harness (`isTestHarness`); else it runs once, as `cargo run` would. */
+  harness: boolean;
+  /** What cargo would pass: test name filters, `--ignored`, `--list`, ... */
+  args: string[];
+  /**
+   * The variables cargo gives a test: `CARGO_MANIFEST_DIR` (the package
+   * folder, mounted at its path), `CARGO_PKG_NAME` (the plugin's name in its
+   * pid); the tests see those named `CARGO_*` and `RUST_*`.
+   */
+  env: Record<string, string>;
+  cacheDir: string;
+  /** Gets the report in libtest's format. */
+  write(text: string): void;
+  /** Gets a binary's stderr when it runs once. */
+  stderr(text: string): void;
+  /** Ends every instance: the run rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Runs a loaded test binary, each test in its own instance, and reports in
+ * libtest's format; returns the exit code libtest would (`TESTS_FAILED` when
+ * a test failed). The host's `cargo.build` calls it with its own component
+ * cache; `sausage test` with one of its own.
+ */
+export async function runTestBinary(component: LoadedComponent, b: TestBinary): Promise<number> {
+  b.signal?.throwIfAborted();
   const root = await Deno.makeTempDir({ prefix: "sausage-test-" });
-  const manifest = Deno.env.get("CARGO_MANIFEST_DIR");
   const protocol = await Deno.readTextFile(PROTOCOL_MD);
-  const run = new TestRun(
-    options.file,
-    component,
-    root,
-    manifest ? resolve(manifest) : undefined,
-    options.cacheDir,
-    protocol,
-  );
-  try {
+  const run = new TestRun(b.file, component, root, b.env, b.cacheDir, protocol);
+  const aborted = Promise.withResolvers<never>();
+  const onAbort = () => aborted.reject(b.signal?.reason);
+  b.signal?.addEventListener("abort", onAbort, { once: true });
+  const work = (async () => {
     await run.pool.start();
-    if (!isTestHarness(bytes) || options.args.includes("--list")) {
+    if (!b.harness || b.args.includes("--list")) {
       // not a test harness (cargo run), or a listing cargo asked for: one instance, passed through
-      const single = await run.run(options.args, "main", {
-        stdout: (t) => write(t),
-        stderr: (t) => Deno.stderr.writeSync(encoder.encode(t)),
-      });
+      const single = await run.run(b.args, "main", { stdout: b.write, stderr: b.stderr });
       return single.report.reason === "exited" ? single.report.status ?? 1 : 134;
     }
-    return await runHarness(run, options.args, write);
+    return await runHarness(run, b.args, b.write);
+  })();
+  try {
+    return await Promise.race([work, aborted.promise]);
   } finally {
-    run.close();
+    b.signal?.removeEventListener("abort", onAbort);
+    run.close(); // ends the instances of an aborted run too
     await Deno.remove(root, { recursive: true }).catch(() => {});
   }
 }
