@@ -282,13 +282,15 @@ export function cargoPlugin(options: BuilderOptions): NativePlugin {
         );
         job.targetDir = slot.targetDir;
         job.work = slot.workDir(job.plugin);
+        let built = false;
         try {
           // the host's thread copies in and out: the builder reaches nothing of the world
           ctx.notify("progress", { step: "copy", text: `copying /plugins/${job.plugin}/source` });
           await Deno.remove(job.work, { recursive: true }).catch(() => {});
           await copySource(job.source, job.work);
-          const built = await runInWorker(job, ctx, options.cache);
-          return await deliver(job, built, ctx);
+          const result = await deliver(job, await runInWorker(job, ctx, options.cache), ctx);
+          built = true;
+          return result;
         } catch (e) {
           throw (await diskFull(e, disks)) ?? e;
         } finally {
@@ -298,6 +300,8 @@ export function cargoPlugin(options: BuilderOptions): NativePlugin {
           const over = await afterBuild(options.cacheDir, job.targetDir).catch((e) => `${e}`);
           slot.release();
           if (over) ctx.log(`warning: ${over}`);
+          // the next builds at once find their slots' dependencies compiled (in the background)
+          if (built) slots.fill(slot.index).catch(() => {});
         }
       },
     },
@@ -584,7 +588,7 @@ export async function runBuild(job: BuildJob, ctx: BuildContext): Promise<Omit<B
   const tests = await cargo(["test", "--no-run", ...common], work, env, ctx, progress);
   const compileErrors = errorsOf(tests);
   if (compileErrors) throw buildFailed("compiling the tests", compileErrors);
-  if (tests.code !== 0) throw buildFailed("compiling the tests", tests.stderr);
+  if (tests.code !== 0) throw cargoFailed("compiling the tests", tests.stderr, job);
   ctx.tests(testTargets(tests.messages, work), {
     CARGO_MANIFEST_DIR: work,
     CARGO_PKG_NAME: resolved.name,
@@ -596,7 +600,9 @@ export async function runBuild(job: BuildJob, ctx: BuildContext): Promise<Omit<B
   const built = await cargo(["build", ...common], work, env, ctx, progress);
   const buildErrors = errorsOf(built);
   if (built.code !== 0 || buildErrors) {
-    throw buildFailed("the build", buildErrors || built.stderr);
+    throw buildErrors
+      ? buildFailed("the build", buildErrors)
+      : cargoFailed("the build", built.stderr, job);
   }
   const artifact = pickArtifact(built.messages, plugin);
   if (!artifact) {
@@ -731,10 +737,30 @@ async function resolveDependencies(
   return { name: root.name, version: root.version, units };
 }
 
-/** The first error cargo printed, with the last cause it gave for it. */
+/**
+ * A step that cargo itself refused (no compiler message): cargo's first
+ * error is in the message, such as a `rust-version` newer than the toolchain.
+ */
+function cargoFailed(step: string, stderr: string, job: BuildJob): RpcError {
+  const shown = (text: string) => text.replaceAll(job.work, `/plugins/${job.plugin}/source`);
+  const e = buildFailed(step, shown(stderr));
+  e.message = `${e.message}: ${shown(cargoError(stderr))}`;
+  return e;
+}
+
+/**
+ * The first error cargo printed (with the lines that complete it when it
+ * ends with a colon), and the last cause it gave for it.
+ */
 function cargoError(stderr: string): string {
   const lines = stderr.split("\n").map((l) => l.trim());
-  const first = lines.find((l) => l.startsWith("error:"))?.slice(6).trim() ?? lines.find((l) => l);
+  const at = lines.findIndex((l) => l.startsWith("error:"));
+  let first = at < 0 ? lines.find((l) => l) : lines[at].slice(6).trim();
+  if (at >= 0 && first?.endsWith(":")) {
+    const more = lines.slice(at + 1);
+    const end = more.findIndex((l) => !l);
+    first = [first, ...more.slice(0, end < 0 ? more.length : end)].join(" ");
+  }
   const causes = lines.lastIndexOf("Caused by:");
   const cause = causes < 0 ? undefined : lines.slice(causes + 1).find((l) => l);
   return [first ?? "cargo failed", cause].filter((t) => t).join(": ");

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { startWorld, TEST_CACHE_DIR, type TestWorld } from "../../tests/world.ts";
 import { warningsOf } from "./build.ts";
 import { findWasmToolchain } from "./toolchain.ts";
+import { BUILD_SLOTS, BuildSlots } from "./slots.ts";
 
 const NOTES = new URL("../../plugins/notes/src/main.rs", import.meta.url).pathname;
 
@@ -574,4 +575,94 @@ Deno.test("a plugin that imports the built-in cargo activates without force; /pr
   });
   assert.equal(replaced.error?.code, -32602);
   assert.match(replaced.error!.message, /cargo is built into the host/);
+});
+
+Deno.test("two builds at once, of two worlds, run side by side in build slots of their own", async () => {
+  await using a = await startWorld();
+  await using b = await startWorld();
+  await writeSource(a, "sidea");
+  await writeSource(b, "sideb");
+  const first = await build(a, "sidea");
+  assert.equal(first.response.error, undefined, JSON.stringify(first.response.error));
+  // after a build its slot's compiled crates are copied to slots that have none (in the
+  // background): done here at once, so that both builds find them
+  const slots = new BuildSlots(TEST_CACHE_DIR);
+  for (let i = 0; i < BUILD_SLOTS; i++) await slots.fill(i);
+
+  const [ra, rb] = await Promise.all([build(a, "sidea"), build(b, "sideb")]);
+  for (const [r, name] of [[ra, "sidea"], [rb, "sideb"]] as const) {
+    assert.equal(r.response.error, undefined, JSON.stringify(r.response.error));
+    assert.ok(
+      !r.steps.some((s) => s.step === "slot"),
+      `${name} waited: ${JSON.stringify(r.steps)}`,
+    );
+    // each compiled only its own crate: the dependencies were fresh in its slot
+    const compiled = new Set(
+      r.steps.filter((s) => s.step === "compile").map((s) => String(s.text).split(" ").pop()),
+    );
+    assert.deepEqual([...compiled], [name]);
+    const last = r.steps.findLast((s) => s.step === "compile")!;
+    assert.match(String(last.text), new RegExp(`^compiled \\d+/\\d+ ${name}$`));
+    assert.ok(Number(last.compiled) <= Number(last.total), JSON.stringify(last));
+  }
+});
+
+Deno.test("a Cargo.toml whose package is not the plugin's name is -32004 naming both", async () => {
+  await using w = await startWorld();
+  await writeSource(w, "named");
+  const manifest = join(w.root, "plugins", "named", "source", "Cargo.toml");
+  await Deno.writeTextFile(
+    manifest,
+    (await Deno.readTextFile(manifest)).replace('name = "named"', 'name = "other"'),
+  );
+  const { response } = await build(w, "named");
+  assert.equal(response.error?.code, -32004, JSON.stringify(response.error));
+  assert.equal((response.error?.data as { step: string }).step, "checking the package");
+  assert.match(response.error!.message, /names its package "other"/);
+  assert.match(response.error!.message, /set name = "named" under \[package\]/);
+});
+
+Deno.test("a crate that needs a newer rustc is -32004 saying so in its message", async () => {
+  await using w = await startWorld();
+  await writeSource(w, "newer");
+  const manifest = join(w.root, "plugins", "newer", "source", "Cargo.toml");
+  await Deno.writeTextFile(
+    manifest,
+    (await Deno.readTextFile(manifest)).replace(
+      'edition = "2024"',
+      'edition = "2024"\nrust-version = "1.999"',
+    ),
+  );
+  const { response } = await build(w, "newer");
+  assert.equal(response.error?.code, -32004, JSON.stringify(response.error));
+  assert.match(
+    response.error!.message,
+    /^cargo\.build: compiling the tests failed: .*requires rustc 1\.999/,
+  );
+  assert.doesNotMatch(response.error!.message, new RegExp(TEST_CACHE_DIR));
+});
+
+Deno.test("the lock file goes back to the source; a build keeps it as it is, a new dependency extends it", async () => {
+  await using w = await startWorld();
+  await writeSource(w, "locked");
+  const source = join(w.root, "plugins", "locked", "source");
+  const first = await build(w, "locked");
+  assert.equal(first.response.error, undefined, JSON.stringify(first.response.error));
+  const lock = await Deno.readTextFile(join(source, "Cargo.lock"));
+  const rootEntry = (text: string) =>
+    text.split("[[package]]").find((p) => p.includes('name = "locked"')) ?? "";
+  assert.doesNotMatch(rootEntry(lock), /"itoa"/);
+
+  const again = await build(w, "locked");
+  assert.equal(again.response.error, undefined, JSON.stringify(again.response.error));
+  assert.equal(await Deno.readTextFile(join(source, "Cargo.lock")), lock, "no re-lock");
+
+  // itoa is already locked (serde_json uses it): the plugin's own use of it resolves offline
+  const manifest = join(source, "Cargo.toml");
+  await Deno.writeTextFile(manifest, `${await Deno.readTextFile(manifest)}itoa = "1"\n`);
+  const extended = await build(w, "locked");
+  assert.equal(extended.response.error, undefined, JSON.stringify(extended.response.error));
+  const after = await Deno.readTextFile(join(source, "Cargo.lock"));
+  assert.match(rootEntry(after), /"itoa"/);
+  assert.ok(!extended.steps.some((s) => s.step === "fetch"), "resolved without the network");
 });

@@ -6,12 +6,14 @@
  *
  * Slot 0 is `<cache>/cargo/target`, slot i is `<cache>/cargo/target-<i>`.
  * A build takes the first free slot (a `flock` on `<cache>/cargo/slots/<i>.lock`,
- * so other hosts on the same cache see it too). A slot used for the first
- * time starts as a copy of a free slot's folder: cargo's fingerprints do not
- * depend on where the target folder is, so the compiled dependencies are
- * fresh there and only what changed compiles. Slots then go their own ways:
- * a dependency compiled in one is compiled again in another when a build
- * there needs it.
+ * so other hosts on the same cache see it too). After a build, the slots
+ * that have no target folder yet are made as copies of its slot's (`fill`),
+ * and a slot found without one when taken is copied from a free slot:
+ * cargo's fingerprints do not depend on where the target folder is, so the
+ * compiled dependencies are fresh in the copy and only what changed
+ * compiles. Only a free slot is copied (a held one may be half written).
+ * Slots then go their own ways: a dependency compiled in one is compiled
+ * again in another when a build there needs it.
  *
  * @module
  */
@@ -91,35 +93,62 @@ export class BuildSlots {
     }
   }
 
-  /** Makes slot `index`'s target folder a copy of a free slot's, when it has none yet. */
-  async #seed(index: number, locks: string, progress: SlotProgress): Promise<void> {
-    const target = slotTarget(this.#cacheDir, index);
-    if (await exists(target)) return;
-    for (let j = 0; j < this.#count; j++) {
-      const from = slotTarget(this.#cacheDir, j);
-      if (j === index || !(await exists(from))) continue;
-      // a slot that a build holds may be half written: only a free one is copied
-      const lock = await tryLock(join(locks, `${j}.lock`));
+  /**
+   * After a build in slot `from` (released): makes each slot that has no
+   * target folder a copy of it, taking both slots' locks; a slot or the
+   * source that a build holds meanwhile is left for another time. Answers
+   * the slots it made.
+   */
+  async fill(from: number): Promise<number[]> {
+    const locks = join(this.#cacheDir, "cargo", "slots");
+    const made: number[] = [];
+    for (let i = 0; i < this.#count; i++) {
+      if (i === from || await exists(slotTarget(this.#cacheDir, i))) continue;
+      const lock = await tryLock(join(locks, `${i}.lock`));
       if (!lock) continue;
       try {
-        progress(`making build slot ${index}: a copy of slot ${j}'s compiled crates`);
-        const tmp = `${target}.tmp-${crypto.randomUUID()}`;
-        const out = await new Deno.Command("cp", {
-          args: ["-a", "--reflink=auto", from, tmp],
-          stdout: "null",
-          stderr: "piped",
-        }).output();
-        if (!out.success) {
-          await Deno.remove(tmp, { recursive: true }).catch(() => {});
-          // not a failure of the build: the slot starts empty and compiles what it needs
-          progress(`build slot ${index} starts empty: ${new TextDecoder().decode(out.stderr)}`);
-          return;
-        }
-        await Deno.rename(tmp, target);
-        return;
+        if (await this.#copyFrom(from, i, locks)) made.push(i);
       } finally {
         lock.close();
       }
+    }
+    return made;
+  }
+
+  /** Makes slot `index`'s target folder a copy of a free slot's, when it has none yet. */
+  async #seed(index: number, locks: string, progress: SlotProgress): Promise<void> {
+    if (await exists(slotTarget(this.#cacheDir, index))) return;
+    for (let j = 0; j < this.#count; j++) {
+      if (j === index || !(await exists(slotTarget(this.#cacheDir, j)))) continue;
+      progress(`making build slot ${index}: a copy of slot ${j}'s compiled crates`);
+      if (await this.#copyFrom(j, index, locks)) return;
+    }
+  }
+
+  /**
+   * Copies slot `from`'s target folder to slot `to`'s (whose lock the caller
+   * holds) when `from` is free; false when it is held or the copy failed
+   * (then `to` starts empty and compiles what it needs).
+   */
+  async #copyFrom(from: number, to: number, locks: string): Promise<boolean> {
+    const lock = await tryLock(join(locks, `${from}.lock`));
+    if (!lock) return false;
+    const target = slotTarget(this.#cacheDir, to);
+    const tmp = `${target}.tmp-${crypto.randomUUID()}`;
+    try {
+      const out = await new Deno.Command("cp", {
+        args: ["-a", "--reflink=auto", slotTarget(this.#cacheDir, from), tmp],
+        stdout: "null",
+        stderr: "null",
+      }).output();
+      if (!out.success) {
+        await Deno.remove(tmp, { recursive: true }).catch(() => {});
+        return false;
+      }
+      await Deno.rename(tmp, target);
+      return true;
+    } finally {
+      lock.close();
     }
   }
 }

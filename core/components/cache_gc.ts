@@ -202,6 +202,8 @@ export async function cacheUsage(dir: string): Promise<CacheUsage> {
   }
   for (const e of await list(join(dir, "cargo"))) {
     const path = join("cargo", e.name);
+    // the build slots' lock files: a few bytes, and never removed while a build may hold one
+    if (e.name === "slots") continue;
     if (e.name === "work") {
       // each build's own folder, removed when the build ends
       for (const w of await list(join(dir, path))) await add("cargo", join(path, w.name));
