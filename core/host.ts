@@ -454,7 +454,8 @@ export class Host {
       }
     }
     if (this.processes.accepting) await this.graph.update();
-    // each plugin's client.rs, ready before anyone reads it
+    // each plugin's client.rs, ready before anyone reads it, and the generator for new ones
+    this.clientCode.warm();
     const documents = [];
     for (const plugin of await this.world.plugins()) {
       const known = this.documents.known(plugin);

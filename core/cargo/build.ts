@@ -929,9 +929,11 @@ const DISCOVER = {
     name: "build",
     summary: "Build /plugins/<plugin>/source/ into a tested release component.",
     description:
-      "Copies the source once, runs its tests under WASI in the release profile, and builds the " +
-      "release wasm32-wasip2 component to /state/cargo/builds/<n>/<plugin>.wasm. It does not " +
-      "activate it: call core.activate next. A failed step is the error -32004 with its output.",
+      "Copies the source once, resolves its dependencies from Cargo.lock and the local cache of " +
+      "crates (the network only for what is missing; the lock file is kept in the source folder), " +
+      "runs its tests under WASI in the release profile, and builds the release wasm32-wasip2 " +
+      "component to /state/cargo/builds/<n>/<plugin>.wasm. It does not activate it: call " +
+      "core.activate next. A failed step is the error -32004 with its output and data.step.",
     paramStructure: "by-name",
     params: [{
       name: "plugin",

@@ -99,6 +99,16 @@ export class ClientCode {
     return job;
   }
 
+  /**
+   * Loads the generator in the background (its first load on a cache
+   * transpiles it), so that the first activation does not wait for it.
+   */
+  warm(): void {
+    this.#queue = this.#queue.then(async () => {
+      await this.#cache.load(await this.#component(), "the import generator");
+    }).catch(() => {}); // a generator that cannot be made says so in the files, when read
+  }
+
   /** The SDK folder in the cache that builds use now: the world's, or else the shipped one. */
   async #sdk(): Promise<string> {
     if (this.#worldSdk === undefined) return await cachedSdk(this.#cacheDir);
