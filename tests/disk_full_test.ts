@@ -142,6 +142,11 @@ Deno.test({
     const ps = await client.request("core.log", { limit: 1 });
     assert.equal(ps.error, undefined, JSON.stringify(ps.error));
     await assert.rejects(Deno.stat(join(root, "plugins", "notes", "plugin.wasm")));
+    // with room again, the next build works on what the failed one left in the cache
+    await run("mount", "-o", "remount,size=2g", disk);
+    const after = await client.request("cargo.build", { plugin: "notes" }, { timeoutMs: 600_000 });
+    assert.equal(after.error, undefined, JSON.stringify(after.error));
+    assert.equal((after.result as { tests: { passed: number } }).tests.passed, 2);
   } finally {
     await host?.shutdown();
     await run("umount", disk).catch(() => {});
