@@ -13,10 +13,10 @@ import { startWebServer, type WebOptions, type WebServer } from "../web/server.t
 import { type AgentWorld, agentWorld, history } from "./agent_world.ts";
 import type { Reply } from "./model_server.ts";
 import { testPlugin } from "./setup.ts";
+import { needs, toolPath } from "./tools.ts";
 import { eventually, TEST_CACHE_DIR } from "./world.ts";
 
 const ARTIFACTS = new URL("./artifacts/", import.meta.url).pathname;
-const CHROMIUM = "/usr/bin/chromium";
 const POST = { "content-type": "application/json", "x-sausage-session": "1" };
 
 interface WebWorld extends AgentWorld {
@@ -551,8 +551,10 @@ Deno.test("sausage web WORLD: the console and the page together", async () => {
 });
 
 Deno.test({
-  name:
+  ...needs(
+    ["chromium"],
     "the page in Chromium: chat streams, the graph, a process comes and goes, the journal grows",
+  ),
   // playwright keeps its pipes to the browser open past close()
   sanitizeOps: false,
   sanitizeResources: false,
@@ -562,7 +564,10 @@ Deno.test({
       { text: "Here is **the answer**, with `code`.", delayMs: 5 },
       { partial: { text: "A slow answer that the person stops" }, thenHang: true },
     ]);
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+    const browser = await chromium.launch({
+      executablePath: toolPath("chromium"),
+      args: ["--no-sandbox"],
+    });
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
       const problems: string[] = [];
