@@ -212,6 +212,7 @@ async function consoleMode(
     root = defaultWorld();
     const report = await initWorld(root, { installAgent: true });
     for (const note of report.notes) console.error(pc.dim(`sausage: ${note}`));
+    for (const warning of report.warnings) console.error(pc.yellow(`warning: ${warning}`));
     if (report.created.length > 0) {
       console.error(
         pc.dim(
@@ -400,6 +401,7 @@ async function mcpMode(
     root = defaultWorld();
     const report = await initWorld(root, { installAgent: true });
     for (const note of report.notes) log(note);
+    for (const warning of report.warnings) log(`warning: ${warning}`);
   }
   const signals = listenForStop();
   let view: HostView;
@@ -796,6 +798,7 @@ attach, call, ps, log, stop and kill reach it there (PROTOCOL section 12).`,
       for (const path of report.created) console.log(`created ${path}`);
       for (const path of report.kept) console.log(`kept    ${path} (already there)`);
       for (const note of report.notes) console.log(`note:   ${note}`);
+      for (const warning of report.warnings) console.error(pc.yellow(`warning: ${warning}`));
       console.log(`\nThe world is ${report.root}.`);
       console.log(
         `Edit ${join(report.root, "config", "agent.yaml")} to choose the agent's model and key.`,
