@@ -732,7 +732,7 @@ export function buildProgram(done: (code: number) => void): Command {
     )
     .option(
       "--http <[addr:]port>",
-      "also serve the web page and its API (address default 127.0.0.1; elsewhere a token is needed)",
+      "also serve the web page and its API (address default 127.0.0.1; every address needs the printed token, loopback too)",
     )
     .addOption(cacheOption())
     .enablePositionalOptions()
@@ -778,7 +778,7 @@ attach, call, ps, log, stop and kill reach it there (PROTOCOL section 12).`,
     .argument("[world]", "the world folder (default: " + defaultWorld() + ")")
     .option(
       "--http <[addr:]port>",
-      "where the page listens (default 127.0.0.1:7411; another address needs the printed token)",
+      "where the page listens (default 127.0.0.1:7411; every address needs the printed token, loopback too)",
       "127.0.0.1:7411",
     )
     .addOption(cacheOption())

@@ -73,6 +73,13 @@ Deno.test("--help on every command, and exit code 2 for bad arguments", async ()
   }
   assert.equal((await sausage(["call"])).code, 2);
   assert.equal((await sausage(["--no-such-flag"])).code, 2);
+  // as README says: the token on every address, loopback too
+  const web = await sausage(["web", "--help"]);
+  for (const text of [help.stdout, web.stdout]) {
+    const flat = text.replace(/\s+/g, " ");
+    assert.match(flat, /every address needs the printed token, loopback too/);
+    assert.doesNotMatch(flat, /elsewhere a token|another address needs/);
+  }
 });
 
 Deno.test("sausage init creates a world and says what to edit; a second init keeps the files", async () => {
