@@ -172,6 +172,11 @@ export async function runTerminal(options: TerminalOptions): Promise<number> {
       finish(0);
       return;
     }
+    if (command.kind === "clear") {
+      screen.clear();
+      screen.showPrompt();
+      return;
+    }
     commands.run(command, line).catch((e) => print(internalError(e, style)));
     refreshPlugins();
     screen.showPrompt();

@@ -394,3 +394,29 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  ...needs(
+    ["tmux"],
+    "console in a terminal: clear clears the screen and sends nothing to the agent",
+  ),
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await using c = await consoleOn(() => ({ text: "should not be asked" }));
+    const { pane, server } = c;
+    await pane.type('probe.echo {"before": "clear"}');
+    await pane.keys("Enter");
+    await pane.waitFor('"before": "clear"');
+    await pane.type("clear");
+    await pane.keys("Enter");
+    const screen = await pane.waitFor((text) => !text.includes('"before": "clear"'));
+    assert.match(screen.trimStart(), /^>/, "the prompt is at the top");
+    // the screen is clear, and the console still answers
+    await pane.type('probe.echo {"after": "clear"}');
+    await pane.keys("Enter");
+    await pane.waitFor('"after": "clear"');
+    assert.equal(server.requests.length, 0, "clear went to the agent");
+    assert.equal(await pane.leave(), 0);
+  },
+});
