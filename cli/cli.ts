@@ -149,7 +149,8 @@ async function serveWeb(
 ): Promise<{ close(): Promise<void> }> {
   const { startWebServer } = await import("../web/server.ts");
   const { McpHttp } = await import("../mcp/http.ts");
-  const view = new LocalHostView(host, started);
+  // the page's calls have a parent of their own, `web`, in ps and the journal
+  const view = new LocalHostView(host, started, "web");
   // each MCP session is a front end of its own: what it called stops when it ends
   const mcp = new McpHttp(() => new LocalHostView(host, started), {
     log: (text) => console.error(pc.dim(`sausage mcp: ${text}`)),
