@@ -104,7 +104,12 @@ export async function runTerminal(options: TerminalOptions): Promise<number> {
         rl.resume();
       }
     });
-    if (!shown) print(text);
+    if (!shown) {
+      print(
+        style.dim(`(the pager \`${pager}\` cannot run: set PAGER to one, or PAGER=cat for none)`),
+      );
+      print(text);
+    }
   };
 
   let closed = false;
