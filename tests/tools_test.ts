@@ -33,3 +33,17 @@ Deno.test("a missing program makes an ignored test that says what installs it", 
   assert.equal(onPath("no-such-program-anywhere"), undefined);
   assert.ok(onPath("sh"));
 });
+
+Deno.test("the tests name no folder of one machine: what lies outside the checkout is relative to it or in a variable", async () => {
+  const found: string[] = [];
+  for (const dir of ["tests", "faults", "bench"]) {
+    for await (const entry of Deno.readDir(new URL(`${dir}/`, ROOT))) {
+      if (!entry.isFile || !entry.name.endsWith(".ts")) continue;
+      const text = await Deno.readTextFile(new URL(`${dir}/${entry.name}`, ROOT));
+      for (const m of text.matchAll(/["'`](\/(?:work|home|Users|root)\/[^"'`]*)["'`]/g)) {
+        if (entry.name !== "tools_test.ts") found.push(`${dir}/${entry.name}: ${m[1]}`);
+      }
+    }
+  }
+  assert.deepEqual(found, []);
+});
