@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
+import { type Browser, chromium, type Page } from "playwright-core";
 import { LocalHostView } from "../core/host_view.ts";
 import { main } from "../cli/cli.ts";
 import { startWebServer, type WebOptions, type WebServer } from "../web/server.ts";
@@ -47,6 +47,27 @@ async function webWorld(
       await w[Symbol.asyncDispose]();
     },
   };
+}
+
+/**
+ * The page of `w` in a new tab `height` px high, once it is ready and live;
+ * `problems` gathers the console's errors and warnings and the page's errors.
+ */
+async function openPage(
+  browser: Browser,
+  w: WebWorld,
+  height: number,
+): Promise<{ page: Page; problems: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1280, height } });
+  const problems: string[] = [];
+  page.on("console", (m) => {
+    if (m.type() === "error" || m.type() === "warning") problems.push(`${m.type()}: ${m.text()}`);
+  });
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  await page.goto(w.web.url);
+  await page.waitForSelector("body[data-ready=true]", { timeout: 10_000 });
+  await page.waitForSelector("#live:not(.off)");
+  return { page, problems };
 }
 
 /** Every NDJSON line of a response, parsed. */
@@ -571,17 +592,7 @@ Deno.test({
       args: ["--no-sandbox"],
     });
     try {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-      const problems: string[] = [];
-      page.on("console", (m) => {
-        if (m.type() === "error" || m.type() === "warning") {
-          problems.push(`${m.type()}: ${m.text()}`);
-        }
-      });
-      page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-      await page.goto(w.web.url);
-      await page.waitForSelector("body[data-ready=true]", { timeout: 10_000 });
-      await page.waitForSelector("#live:not(.off)");
+      const { page, problems } = await openPage(browser, w, 860);
       const nodes = await page.locator("#graph g.node").evaluateAll((all) =>
         all.map((n) => n.getAttribute("data-plugin"))
       );
@@ -746,17 +757,7 @@ Deno.test({
       args: ["--no-sandbox"],
     });
     try {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-      const problems: string[] = [];
-      page.on("console", (m) => {
-        if (m.type() === "error" || m.type() === "warning") {
-          problems.push(`${m.type()}: ${m.text()}`);
-        }
-      });
-      page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-      await page.goto(w.web.url);
-      await page.waitForSelector("body[data-ready=true]", { timeout: 10_000 });
-      await page.waitForSelector("#live:not(.off)");
+      const { page, problems } = await openPage(browser, w, 800);
 
       // a process's age ticks while it runs, with no event from the host
       const sleeping = w.call("probe.sleep", { ms: 4000 });
