@@ -149,7 +149,8 @@ async function serveWeb(
 ): Promise<{ close(): Promise<void> }> {
   const { startWebServer } = await import("../web/server.ts");
   const { McpHttp } = await import("../mcp/http.ts");
-  const view = new LocalHostView(host, started);
+  // the page's calls have a parent of their own, `web`, in ps and the journal
+  const view = new LocalHostView(host, started, "web");
   // each MCP session is a front end of its own: what it called stops when it ends
   const mcp = new McpHttp(() => new LocalHostView(host, started), {
     log: (text) => console.error(pc.dim(`sausage mcp: ${text}`)),
@@ -212,6 +213,7 @@ async function consoleMode(
     root = defaultWorld();
     const report = await initWorld(root, { installAgent: true });
     for (const note of report.notes) console.error(pc.dim(`sausage: ${note}`));
+    for (const warning of report.warnings) console.error(pc.yellow(`warning: ${warning}`));
     if (report.created.length > 0) {
       console.error(
         pc.dim(
@@ -400,6 +402,7 @@ async function mcpMode(
     root = defaultWorld();
     const report = await initWorld(root, { installAgent: true });
     for (const note of report.notes) log(note);
+    for (const warning of report.warnings) log(`warning: ${warning}`);
   }
   const signals = listenForStop();
   let view: HostView;
@@ -730,7 +733,7 @@ export function buildProgram(done: (code: number) => void): Command {
     )
     .option(
       "--http <[addr:]port>",
-      "also serve the web page and its API (address default 127.0.0.1; elsewhere a token is needed)",
+      "also serve the web page and its API (address default 127.0.0.1; every address needs the printed token, loopback too)",
     )
     .addOption(cacheOption())
     .enablePositionalOptions()
@@ -776,7 +779,7 @@ attach, call, ps, log, stop and kill reach it there (PROTOCOL section 12).`,
     .argument("[world]", "the world folder (default: " + defaultWorld() + ")")
     .option(
       "--http <[addr:]port>",
-      "where the page listens (default 127.0.0.1:7411; another address needs the printed token)",
+      "where the page listens (default 127.0.0.1:7411; every address needs the printed token, loopback too)",
       "127.0.0.1:7411",
     )
     .addOption(cacheOption())
@@ -796,6 +799,7 @@ attach, call, ps, log, stop and kill reach it there (PROTOCOL section 12).`,
       for (const path of report.created) console.log(`created ${path}`);
       for (const path of report.kept) console.log(`kept    ${path} (already there)`);
       for (const note of report.notes) console.log(`note:   ${note}`);
+      for (const warning of report.warnings) console.error(pc.yellow(`warning: ${warning}`));
       console.log(`\nThe world is ${report.root}.`);
       console.log(
         `Edit ${join(report.root, "config", "agent.yaml")} to choose the agent's model and key.`,

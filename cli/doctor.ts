@@ -273,7 +273,7 @@ export function checkGraph(graph: GraphView): Finding[] {
     findings.push({
       level: "ok",
       topic: "plugins",
-      text: `${plugins} plugins discovered; ${graph.counts.ok ?? 0} imports ok`,
+      text: `${plugins} plugins discovered; ${graph.counts.imports.ok ?? 0} imports ok`,
     });
   }
   return findings;

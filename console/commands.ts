@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { type HostView, ViewError, worldPaths } from "../core/host_view.ts";
+import { chatErrorHint, NO_AGENT } from "../core/chat_hint.ts";
+import { type HostView, ViewError } from "../core/host_view.ts";
 import { ErrorCode, type ErrorObject, type Id, type Response } from "../core/jsonrpc.ts";
 import type { Entry } from "../core/journal.ts";
 import { CORE } from "../core/names.ts";
@@ -93,8 +94,7 @@ export interface StoppedCall {
 type Render = (result: unknown, label: string | undefined) => string | Promise<string>;
 
 /** The hint for a chat message while there is no agent. */
-export const NO_AGENT_HINT =
-  "the agent is not installed yet (plugins/agent/plugin.wasm); type help for the commands";
+export const NO_AGENT_HINT = `${NO_AGENT}; type help for the commands`;
 
 /** Runs commands and prints their output. */
 export class Commands {
@@ -158,6 +158,7 @@ export class Commands {
     switch (command.kind) {
       case "empty":
       case "quit":
+      case "clear": // the terminal clears its screen; a script has none
         return;
       case "help":
         this.#print(formatHelp(style));
@@ -199,11 +200,7 @@ export class Commands {
           (result, label) => chatAnswer(result, label, style, this.#markdown),
           (error) => {
             if (error.code === ErrorCode.NoSuchPlugin) return NO_AGENT_HINT;
-            // the agent names the file as a process sees it; a person edits it on the host
-            if (error.message.includes("/config/agent.yaml")) {
-              return `the file is ${worldPaths(this.#view.info.world).agentConfig} on this machine`;
-            }
-            return undefined;
+            return chatErrorHint(error, this.#view.info.world);
           },
         );
       case "log": {

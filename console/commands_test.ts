@@ -50,7 +50,10 @@ Deno.test("errors show code, message, and the log of a crashed process", async (
   await c.run("probe.panic");
   assert.equal(c.printed[0], "  error 4711: probe failed on purpose");
   assert.match(c.printed[1], /^ {2}error -32002: probe\.panic: the process probe-.* ended/);
-  assert.match(c.printed[1], /\n {2}last lines of its log:\n {4}start panic \{\}\n/);
+  assert.match(
+    c.printed[1],
+    /\n {2}last lines of its log:\n {4}start panic \{\} \(parent console\)\n/,
+  );
   assert.match(c.printed[1], /probe: about to panic/);
 });
 

@@ -25,6 +25,7 @@ Deno.test("the first word completes to commands, plugins and core methods", () =
     "activate",
     "call",
     "cat",
+    "clear",
     "core.",
     "graph",
     "help",

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { initWorld } from "../core/init.ts";
+import { needs } from "../tests/tools.ts";
 import { installPlugin, TEST_CACHE_DIR } from "../tests/world.ts";
 import { historyPath } from "./history.ts";
 import { fitLine } from "./terminal.ts";
@@ -112,7 +113,7 @@ Deno.test("a script runs its commands in order and prints the results plainly", 
     "  the params of probe.echo must be a JSON object (params are by name), not an array\n",
     "  for example: probe.echo {}\n",
     / {2}error -32002: probe\.panic: the process probe-\S+ ended without an answer/,
-    "  last lines of its log:\n    start panic {}\n    probe: about to panic\n",
+    "  last lines of its log:\n    start panic {} (parent console)\n    probe: about to panic\n",
     "  error -32000: the agent is not configured: /config/agent.yaml sets no `api`",
     /\n {2}hint: the file is \S+\/config\/agent\.yaml on this machine\n/,
     "  error -32602: core.stop: there is no running process",
@@ -178,9 +179,9 @@ Deno.test("colours appear only when wanted, and NO_COLOR turns them off", async 
   assert.equal(off.stdout, plain.stdout);
 });
 
-/** Whether `script` from util-linux can give the console a terminal. */
-const hasScript = await new Deno.Command("script", { args: ["--version"], stdout: "null" })
-  .output().then((o) => o.success && Deno.build.os === "linux", () => false);
+/** `script` from util-linux gives the console a terminal (Linux's `script`, not BSD's). */
+const onTerminal = (name: string) =>
+  Deno.build.os === "linux" ? needs(["script"], name) : { name, ignore: true };
 
 /** The console on a pseudo-terminal: type, and wait for what it shows. */
 class Terminal {
@@ -252,8 +253,7 @@ class Terminal {
 }
 
 Deno.test({
-  name: "on a terminal: a prompt, results, Ctrl-C, and the history file",
-  ignore: !hasScript,
+  ...onTerminal("on a terminal: a prompt, results, Ctrl-C, and the history file"),
   async fn() {
     await using world = await makeWorld();
     const term = new Terminal(world.root, {});
@@ -279,8 +279,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "on a terminal: NO_COLOR, history across runs, quit",
-  ignore: !hasScript,
+  ...onTerminal("on a terminal: NO_COLOR, history across runs, quit"),
   async fn() {
     await using world = await makeWorld();
     const path = historyPath(join(world.root, "state", "core"));
@@ -318,8 +317,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "on a terminal: a result that arrives while a line is typed keeps the line",
-  ignore: !hasScript,
+  ...onTerminal("on a terminal: a result that arrives while a line is typed keeps the line"),
   async fn() {
     await using world = await makeWorld();
     const term = new Terminal(world.root, { NO_COLOR: "1" });
@@ -345,9 +343,9 @@ Deno.test({
 });
 
 Deno.test({
-  name:
+  ...onTerminal(
     "on a terminal: a notification that arrives while a line is typed is dimmed and keeps the line",
-  ignore: !hasScript,
+  ),
   async fn() {
     await using world = await makeWorld();
     const term = new Terminal(world.root, {});

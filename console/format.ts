@@ -478,6 +478,7 @@ export const HELP: readonly HelpEntry[] = [
     example: "graph",
   },
   { form: "help", does: "this list", example: "help" },
+  { form: "clear", does: "clear the screen (nothing goes to the agent)", example: "clear" },
   {
     form: "quit, exit, Ctrl-D",
     does: "leave the console; the host stops every process",

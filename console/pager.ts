@@ -30,11 +30,40 @@ export function screenRows(text: string, columns: number): number {
 }
 
 /**
+ * Whether the program of the pager `command` is there (its first word that
+ * is not a `NAME=value`, as `sh` finds it).
+ *
+ * @example
+ * ```ts
+ * await pagerFound("less -FRX"); // true where less is installed
+ * await pagerFound("no-such-pager-anywhere"); // false
+ * ```
+ */
+export async function pagerFound(command: string): Promise<boolean> {
+  const program = command.trim().split(/\s+/).find((word) =>
+    !/^[A-Za-z_][A-Za-z0-9_]*=/.test(word)
+  );
+  if (program === undefined) return false;
+  try {
+    const out = await new Deno.Command("sh", {
+      args: ["-c", 'command -v "$1"', "sh", program],
+      stdout: "null",
+      stderr: "null",
+    }).output();
+    return out.success;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Shows `text` in the pager `command` (run by `sh -c`, on this terminal)
  * and waits until the person leaves it. Returns false when the pager cannot
  * be started: the caller then prints the text itself.
  */
 export async function runPager(command: string, text: string): Promise<boolean> {
+  // a pager that is not there: the console says so in its own words, not sh's
+  if (!await pagerFound(command)) return false;
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command("sh", {

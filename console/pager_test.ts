@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { DEFAULT_PAGER, pagerCommand, runPager, screenRows } from "./pager.ts";
+import { DEFAULT_PAGER, pagerCommand, pagerFound, runPager, screenRows } from "./pager.ts";
 
 Deno.test("the pager is $PAGER, less -FRX without it, and none when it is empty or cat", () => {
   assert.equal(pagerCommand(undefined), DEFAULT_PAGER);
@@ -24,6 +24,8 @@ Deno.test("runPager gives the text to the pager's stdin, and says when it cannot
     assert.equal(await runPager(`cat > '${out}'`, "one\ntwo"), true);
     assert.equal(await Deno.readTextFile(out), "one\ntwo\n");
     assert.equal(await runPager("no-such-pager-anywhere", "x"), false);
+    assert.equal(await pagerFound("LESS=R no-such-pager-anywhere -x"), false);
+    assert.equal(await pagerFound("LESS=R cat"), true);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

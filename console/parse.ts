@@ -72,6 +72,8 @@ export type Command =
   | { kind: "graph" }
   /** The list of commands. */
   | { kind: "help" }
+  /** Clear the terminal's screen (nothing is sent). */
+  | { kind: "clear" }
   /** Leave the console. */
   | { kind: "quit" }
   /** A typo of a command: nothing is sent, the command is suggested. */
@@ -114,6 +116,7 @@ export function parseLine(line: string): Command {
   switch (first) {
     case "ps":
     case "help":
+    case "clear":
     case "sessions":
     case "graph":
       if (rest.length === 0) return { kind: first };
@@ -198,6 +201,7 @@ export const COMMAND_NAMES = [
   "activate",
   "call",
   "cat",
+  "clear",
   "exit",
   "graph",
   "help",

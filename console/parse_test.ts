@@ -81,6 +81,8 @@ Deno.test("any other text is a message for the agent", () => {
 Deno.test("command words are commands only when the rest fits", () => {
   assert.deepEqual(parseLine("ps"), { kind: "ps" });
   assert.deepEqual(parseLine(" help "), { kind: "help" });
+  assert.deepEqual(parseLine("clear"), { kind: "clear" });
+  assert.equal(parseLine("clear the list").kind, "chat");
   assert.deepEqual(parseLine("quit"), { kind: "quit" });
   assert.deepEqual(parseLine("exit"), { kind: "quit" });
   assert.equal(parseLine("help me write a plugin").kind, "chat");

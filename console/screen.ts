@@ -114,6 +114,17 @@ export class Screen {
     this.#redraw("", lineRows);
   }
 
+  /**
+   * Clears the screen and its scrollback (`clear`); the progress area and the
+   * prompt are drawn again at the top. Not a terminal: nothing.
+   */
+  clear(): void {
+    if (this.#closed || !this.#terminal || this.#held) return;
+    // erase the screen, then the scrollback, and go home
+    this.#output.write("\x1b[2J\x1b[3J\x1b[H");
+    this.#redraw("", 0);
+  }
+
   /** Draws the prompt (with what is typed so far). */
   showPrompt(): void {
     if (this.#closed) return;

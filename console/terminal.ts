@@ -104,7 +104,12 @@ export async function runTerminal(options: TerminalOptions): Promise<number> {
         rl.resume();
       }
     });
-    if (!shown) print(text);
+    if (!shown) {
+      print(
+        style.dim(`(the pager \`${pager}\` cannot run: set PAGER to one, or PAGER=cat for none)`),
+      );
+      print(text);
+    }
   };
 
   let closed = false;
@@ -170,6 +175,11 @@ export async function runTerminal(options: TerminalOptions): Promise<number> {
     const command = parseLine(line);
     if (command.kind === "quit") {
       finish(0);
+      return;
+    }
+    if (command.kind === "clear") {
+      screen.clear();
+      screen.showPrompt();
       return;
     }
     commands.run(command, line).catch((e) => print(internalError(e, style)));

@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 
 /** The folder that holds main.ts: the checkout, or the executable's embedded root. */
@@ -71,6 +72,15 @@ export function exampleCrate(name: string): string {
 
 /** The web page's files `web/assets/`, as a folder URL to resolve a file name against. */
 export const WEB_ASSETS: URL = new URL("web/assets/", ROOT_URL);
+
+/**
+ * The path of `marked`'s ES module, which the page loads as `/assets/marked.js`
+ * so that it draws Markdown with the console's library: in Deno's npm cache,
+ * or in the executable (which holds the npm packages the host imports).
+ */
+export function markedModule(): string {
+  return createRequire(import.meta.url).resolve("marked");
+}
 
 /** The entry point of a plugin worker. */
 export const PLUGIN_WORKER: URL = new URL("runtime/worker.ts", ROOT_URL);

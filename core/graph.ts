@@ -31,11 +31,20 @@ export interface GraphPlugin {
   >;
 }
 
+/** The counts of `/proc/core/graph.json`: plugins and imports apart, each named. */
+export interface GraphCounts {
+  /** Plugins in the graph. */
+  plugins: number;
+  /** Plugins whose discovery is `ok`; the others are unavailable. */
+  discovered: number;
+  /** How many imports have each status (`ok`, `broken`, `missing`, `unavailable`). */
+  imports: Record<string, number>;
+}
+
 /** `/proc/core/graph.json`. */
 export interface GraphView {
   plugins: Record<string, GraphPlugin>;
-  /** How many imports have each status. */
-  counts: Record<string, number>;
+  counts: GraphCounts;
 }
 
 /** Keeps the graph of a world. */
@@ -44,7 +53,7 @@ export class Graph {
   readonly #versions: PluginVersions;
   readonly #documents: PluginDocuments;
   readonly #journal: Journal;
-  #view: GraphView = { plugins: {}, counts: {} };
+  #view: GraphView = { plugins: {}, counts: { plugins: 0, discovered: 0, imports: {} } };
   #broken = new Set<string>();
 
   #updating: Promise<unknown> = Promise.resolve();
@@ -132,7 +141,14 @@ export class Graph {
       }
     }
     this.#broken = broken;
-    this.#view = { plugins, counts: check.counts };
+    const all = Object.values(plugins);
+    // "ok" beside the plugins once read as plugins: the imports' count says what it counts
+    const counts = {
+      plugins: all.length,
+      discovered: all.filter((p) => p.discovery === "ok").length,
+      imports: check.counts,
+    };
+    this.#view = { plugins, counts };
     return this.#view;
   }
 }

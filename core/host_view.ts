@@ -84,7 +84,10 @@ export interface ViewEnd {
   why: string;
 }
 
-/** The host as a front end sees it. Each view is one caller with the parent `console`. */
+/**
+ * The host as a front end sees it. Each view is one caller, with the parent
+ * `console` (the console, `sausage call`, MCP) or `web` (the page).
+ */
 export interface HostView {
   readonly info: HostInfo;
   /** A call; resolves with its response (a result or an error object). */
@@ -156,9 +159,13 @@ export class LocalHostView implements HostView {
   #closed = false;
   readonly #follows = new Set<() => void>();
 
-  constructor(host: Host, started: Date = new Date()) {
+  /**
+   * @param caller the parent of its calls (`SAUSAGE_PARENT`, `ps`, the journal's start lines):
+   *   `console`, or `web` for the page's calls.
+   */
+  constructor(host: Host, started: Date = new Date(), caller: "console" | "web" = "console") {
     this.#host = host;
-    this.#client = host.client("console");
+    this.#client = host.client(caller);
     this.#files = consoleFileSystem(host.files);
     this.info = {
       world: host.world.root,

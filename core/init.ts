@@ -12,6 +12,7 @@ import { EXAMPLE_PLUGINS as EXAMPLES, exampleCrate } from "./embedded.ts";
 import { DEFAULT_LIMITS, LimitError, type Limits } from "./limits.ts";
 import { installAgent, readAgentSource } from "./shipped_agent.ts";
 import { World } from "./world.ts";
+import { unignoredWorkTree } from "./work_tree.ts";
 
 /** The example plugins the host ships (`plugins/<name>/` of the repository), in this order. */
 export const EXAMPLE_PLUGINS: readonly string[] = EXAMPLES;
@@ -200,6 +201,8 @@ export interface InitReport {
   kept: string[];
   /** What the person should know: why a part of the world was left as it is. */
   notes: string[];
+  /** What puts the world at risk, with the fix: a new world that git would commit. */
+  warnings: string[];
 }
 
 /** Options of {@linkcode initWorld}. */
@@ -234,7 +237,13 @@ export interface InitOptions {
  */
 export async function initWorld(root: string, options: InitOptions = {}): Promise<InitReport> {
   const world = new World(root);
-  const report: InitReport = { root: world.root, created: [], kept: [], notes: [] };
+  const report: InitReport = {
+    root: world.root,
+    created: [],
+    kept: [],
+    notes: [],
+    warnings: [],
+  };
   for (const dir of [world.root, world.pluginsDir, world.coreStateDir, world.configDir]) {
     await Deno.mkdir(dir, { recursive: true });
   }
@@ -266,6 +275,16 @@ export async function initWorld(root: string, options: InitOptions = {}): Promis
     } catch (e) {
       if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
       report.kept.push(path);
+    }
+  }
+  if (report.created.includes(world.agentConfigPath)) {
+    const tree = await unignoredWorkTree(world.root);
+    if (tree) {
+      report.warnings.push(
+        `the world ${world.root} is inside the git work tree ${tree}, which does not ignore it: ` +
+          `its config/agent.yaml may hold an API key, one \`git add\` from a commit; make the ` +
+          `world outside ${tree}, or add its folder to ${tree}/.gitignore`,
+      );
     }
   }
   return report;

@@ -12,7 +12,7 @@ import type { WorkerCrash } from "./supervision.ts";
 
 /** Something that sends calls to the core and receives messages from it. */
 export interface Peer {
-  /** `console`, `core`, or a process ID: what `SAUSAGE_PARENT` says. */
+  /** `console`, `web` (the page), `core`, or a process ID: what `SAUSAGE_PARENT` says. */
   readonly name: string;
   /** Whether messages can still reach it. */
   readonly alive: boolean;

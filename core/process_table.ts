@@ -742,7 +742,11 @@ function exitText(report: ExitReport): string {
 /** The journal's line for a start: the method, its params, and the call's deadline if it has one. */
 function startLine(request: StartRequest): string {
   const deadline = request.timeoutMs === undefined ? "" : ` (deadline ${request.timeoutMs} ms)`;
-  return `start ${request.method} ${paramsText(request.params)}${deadline}`;
+  // a process's caller is in /proc; a front end's (console, web) would be lost
+  const parent = request.parent && !(request.parent instanceof Process)
+    ? ` (parent ${request.parent.name})`
+    : "";
+  return `start ${request.method} ${paramsText(request.params)}${deadline}${parent}`;
 }
 
 function paramsText(params: Record<string, unknown>): string {

@@ -13,6 +13,7 @@
  * @module
  */
 import { Ajv, type ErrorObject as AjvError, type ValidateFunction } from "ajv";
+import { addNumberFormats } from "../core/interfaces/formats.ts";
 
 /** A JSON object. */
 export type JsonObject = Record<string, unknown>;
@@ -250,13 +251,10 @@ export function structured(result: unknown, form: ResultForm): JsonObject {
 
 /** Checks values against a schema; compiled once per schema object. */
 export class Validator {
-  readonly #ajv = new Ajv({
-    strict: false,
-    allErrors: false,
-    // plugins name number formats (uint64, int32…) that are ranges already
-    validateFormats: false,
-    logger: false,
-  });
+  // plugins name the number formats of schemars (uint64, int32…): known, and checked
+  readonly #ajv = addNumberFormats(
+    new Ajv({ strict: false, allErrors: false, validateFormats: true, logger: false }),
+  );
   readonly #compiled = new WeakMap<object, ValidateFunction | Error>();
 
   /** Why `value` does not fit `schema`, in words; null when it fits. */

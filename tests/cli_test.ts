@@ -8,6 +8,7 @@ import { DatabaseSync } from "node:sqlite";
 import { sha256Hex } from "../core/components/cache.ts";
 import { initWorld } from "../core/init.ts";
 import { testPlugin } from "./setup.ts";
+import { needs } from "./tools.ts";
 import { eventually, installPlugin, TEST_CACHE_DIR } from "./world.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
@@ -72,6 +73,13 @@ Deno.test("--help on every command, and exit code 2 for bad arguments", async ()
   }
   assert.equal((await sausage(["call"])).code, 2);
   assert.equal((await sausage(["--no-such-flag"])).code, 2);
+  // as README says: the token on every address, loopback too
+  const web = await sausage(["web", "--help"]);
+  for (const text of [help.stdout, web.stdout]) {
+    const flat = text.replace(/\s+/g, " ");
+    assert.match(flat, /every address needs the printed token, loopback too/);
+    assert.doesNotMatch(flat, /elsewhere a token|another address needs/);
+  }
 });
 
 Deno.test("sausage init creates a world and says what to edit; a second init keeps the files", async () => {
@@ -82,6 +90,49 @@ Deno.test("sausage init creates a world and says what to edit; a second init kee
   assert.match(first.stdout, new RegExp(`Edit ${join(root, "config", "agent.yaml")}`));
   const second = await sausage(["init", root]);
   assert.match(second.stdout, /kept .*boot\.yaml/);
+});
+
+Deno.test({
+  ...needs(["git"], "sausage init warns about a new world that a git work tree would commit"),
+  async fn() {
+    const tree = await Deno.makeTempDir({ prefix: "sausage-work-tree-" });
+    try {
+      const git = (...args: string[]) =>
+        new Deno.Command("git", { args, cwd: tree, stdout: "null", stderr: "null" }).output();
+      assert.ok((await git("init", "-q")).success);
+      const made = await sausage(["init", join(tree, "world"), "--cache-dir", TEST_CACHE_DIR]);
+      assert.equal(made.code, 0, made.stderr);
+      assert.match(
+        made.stderr,
+        /warning: the world .*\/world is inside the git work tree .*, which does not ignore it: .*API key.*add its folder to .*\.gitignore/,
+      );
+      // a second init makes nothing: no warning
+      const again = await sausage(["init", join(tree, "world"), "--cache-dir", TEST_CACHE_DIR]);
+      assert.doesNotMatch(again.stderr, /warning/);
+
+      await Deno.writeTextFile(join(tree, ".gitignore"), "/ignored/\n");
+      const ignored = await sausage(["init", join(tree, "ignored"), "--cache-dir", TEST_CACHE_DIR]);
+      assert.equal(ignored.code, 0, ignored.stderr);
+      assert.doesNotMatch(ignored.stderr, /warning/);
+      // the work tree's own top is a world kept in git on purpose
+      const outside = await Deno.makeTempDir({ prefix: "sausage-no-tree-" });
+      const plain = await sausage(["init", outside, "--cache-dir", TEST_CACHE_DIR]);
+      assert.doesNotMatch(plain.stderr, /warning/);
+      await Deno.remove(outside, { recursive: true });
+    } finally {
+      await Deno.remove(tree, { recursive: true });
+    }
+  },
+});
+
+Deno.test("README's examples make their worlds outside the checkout", async () => {
+  const readme = await Deno.readTextFile(new URL("../README.md", import.meta.url));
+  const worlds = [...readme.matchAll(/sausage (?:init(?: --examples)?|call|attach) (\S+)/g)]
+    .map((m) => m[1]).filter((w) => !/^[A-Z[<]/.test(w));
+  assert.ok(worlds.length > 0);
+  for (const world of worlds) {
+    assert.match(world, /^(~|\/)/, `a README example makes a world in the checkout: ${world}`);
+  }
 });
 
 Deno.test("sausage call prints the result (exit 0) or the error object (exit 1)", async () => {

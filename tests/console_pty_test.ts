@@ -14,6 +14,7 @@ import {
   type SeenRequest,
   startModelServer,
 } from "./model_server.ts";
+import { needs } from "./tools.ts";
 import { installPlugin, TEST_CACHE_DIR } from "./world.ts";
 
 const MAIN = new URL("../main.ts", import.meta.url).pathname;
@@ -191,7 +192,10 @@ async function consoleOn(
 const ANSWER = "# Result\n\nThe **answer** is `42`.\n\n- first point\n- second point\n";
 
 Deno.test({
-  name: "console in a terminal: streaming, did you mean, completion, graph, progress, pager",
+  ...needs(
+    ["tmux"],
+    "console in a terminal: streaming, did you mean, completion, graph, progress, pager",
+  ),
   sanitizeResources: false,
   sanitizeOps: false,
   async fn(t) {
@@ -320,8 +324,10 @@ Deno.test({
 });
 
 Deno.test({
-  name:
+  ...needs(
+    ["tmux"],
     "console in a terminal: Ctrl-C stops a turn, the console stays, the history shows it cancelled",
+  ),
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
@@ -351,7 +357,10 @@ Deno.test({
 });
 
 Deno.test({
-  name: "console in a terminal: the history survives a restart, and Ctrl-R searches it",
+  ...needs(
+    ["tmux"],
+    "console in a terminal: the history survives a restart, and Ctrl-R searches it",
+  ),
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
@@ -383,5 +392,31 @@ Deno.test({
     } finally {
       await again.kill();
     }
+  },
+});
+
+Deno.test({
+  ...needs(
+    ["tmux"],
+    "console in a terminal: clear clears the screen and sends nothing to the agent",
+  ),
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await using c = await consoleOn(() => ({ text: "should not be asked" }));
+    const { pane, server } = c;
+    await pane.type('probe.echo {"before": "clear"}');
+    await pane.keys("Enter");
+    await pane.waitFor('"before": "clear"');
+    await pane.type("clear");
+    await pane.keys("Enter");
+    const screen = await pane.waitFor((text) => !text.includes('"before": "clear"'));
+    assert.match(screen.trimStart(), /^>/, "the prompt is at the top");
+    // the screen is clear, and the console still answers
+    await pane.type('probe.echo {"after": "clear"}');
+    await pane.keys("Enter");
+    await pane.waitFor('"after": "clear"');
+    assert.equal(server.requests.length, 0, "clear went to the agent");
+    assert.equal(await pane.leave(), 0);
   },
 });

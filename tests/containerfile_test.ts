@@ -95,14 +95,15 @@ async function engine(): Promise<{ cmd: string } | { skip: string }> {
     }
     return { cmd };
   }
-  return { skip: "no container engine (podman or docker) is installed" };
+  return { skip: "no container engine is installed: apt-get install podman (or docker)" };
 }
 
 const ENGINE = await engine();
 if ("skip" in ENGINE) console.error(`containerfile_test: not building the image: ${ENGINE.skip}`);
 
 Deno.test({
-  name: "the image builds, and runs sausage --version and doctor",
+  name: "the image builds, and runs sausage --version and doctor" +
+    ("skip" in ENGINE ? ` ... ignored (${ENGINE.skip})` : ""),
   ignore: "skip" in ENGINE,
   async fn() {
     const { cmd } = ENGINE as { cmd: string };

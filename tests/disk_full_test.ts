@@ -86,9 +86,9 @@ Deno.test({
     try {
       const starts = reopened.journal.query({ grep: "^start (write|fill) " }).map((e) => e.line);
       assert.deepEqual(starts, [
-        'start write {"path":"/state/before","text":"x"}',
-        'start fill {"path":"/state/big","keep":"/state/keep.txt"}',
-        'start write {"path":"/state/during","text":"y"}',
+        'start write {"path":"/state/before","text":"x"} (parent console)',
+        'start fill {"path":"/state/big","keep":"/state/keep.txt"} (parent console)',
+        'start write {"path":"/state/during","text":"y"} (parent console)',
       ]);
     } finally {
       await reopened.shutdown();

@@ -3,7 +3,7 @@
  * the system calls, seen with `strace`, sync the file before its rename and
  * the folder after it. An activation's `plugin.wasm`, and the SDK's
  * `write_atomic` in a plugin under WASI (its folder synced through
- * `wasi:filesystem`, which `std` cannot do). Skipped where `strace` is missing
+ * `wasi:filesystem`, which `std` cannot do). Ignored where `strace` is missing
  * (`.ci/run` installs it) or cannot trace (no ptrace in the container).
  */
 import assert from "node:assert/strict";
@@ -13,23 +13,10 @@ import { findWasmToolchain, WASM_TARGET } from "../core/cargo/toolchain.ts";
 import { initWorld } from "../core/init.ts";
 import { installPlugin, TEST_CACHE_DIR } from "./world.ts";
 import { testPlugin } from "./setup.ts";
+import { needs } from "./tools.ts";
 
 const SDK = new URL("../sdk/", import.meta.url).pathname;
 const HOST = new URL("../core/host.ts", import.meta.url).href;
-
-/** Why strace cannot show the system calls here, or undefined when it can. */
-function straceMissing(): string | undefined {
-  if (Deno.build.os !== "linux") return "strace is for Linux";
-  try {
-    const out = new Deno.Command("strace", { args: ["-e", "trace=none", "true"], stderr: "piped" })
-      .outputSync();
-    return out.success ? undefined : "strace cannot trace here (no ptrace)";
-  } catch {
-    return "strace is not installed (apt-get install strace)";
-  }
-}
-const missing = straceMissing();
-if (missing) console.error(`durability_test: skipped: ${missing}`);
 
 /** The syncs and renames of `command` and its threads, with the paths of their descriptors. */
 async function traced(command: string[], env: Record<string, string> = {}): Promise<string[]> {
@@ -69,8 +56,10 @@ function find(lines: string[], what: RegExp, from = -1): number {
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 Deno.test({
-  name: "an activation syncs the new plugin.wasm before its rename, and its folder after",
-  ignore: missing !== undefined,
+  ...needs(
+    ["strace"],
+    "an activation syncs the new plugin.wasm before its rename, and its folder after",
+  ),
 }, async () => {
   const root = await Deno.makeTempDir({ prefix: "sausage-durable-world-" });
   try {
@@ -112,9 +101,10 @@ Deno.test({
 });
 
 Deno.test({
-  name:
+  ...needs(
+    ["strace"],
     "the SDK's write_atomic under WASI syncs the file before its rename and the folder after, on the host",
-  ignore: missing !== undefined,
+  ),
 }, async () => {
   const toolchain = await findWasmToolchain();
   // the SDK's runtime tests, as sdk/cargo_test.ts builds them (so mostly cached)

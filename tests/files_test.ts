@@ -45,6 +45,12 @@ Deno.test("/proc/core has PROTOCOL.md, the graph, locks.json and a folder per pl
   assert.deepEqual(await list(w, "/proc/core/plugins/probe"), ["client.rs", "discover.json"]);
   const graph = JSON.parse(String((await read(w, "/proc/core/graph.json")).text));
   assert.deepEqual(Object.keys(graph.plugins).sort(), ["cargo", "mcp", "probe"]); // cargo and mcp are built in
+  // plugins and imports are counted apart: three plugins discovered, and no import among them
+  assert.deepEqual(graph.counts, {
+    plugins: 3,
+    discovered: 3,
+    imports: { ok: 0, broken: 0, missing: 0, unavailable: 0 },
+  });
   assert.match(String((await read(w, "/proc/core/graph.dot")).text), /digraph world/);
 });
 

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { jsonSchemaValidator } from "../core/mcp_servers/validator.ts";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
@@ -64,7 +65,9 @@ async function served(options: { maxSessions?: number } = {}): Promise<
 async function connect(
   url: URL,
 ): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
-  const client = new Client({ name: "sausage-http-test", version: "1.0.0" });
+  const client = new Client({ name: "sausage-http-test", version: "1.0.0" }, {
+    jsonSchemaValidator: jsonSchemaValidator(),
+  });
   const transport = new StreamableHTTPClientTransport(url);
   await client.connect(transport);
   return { client, transport };
@@ -239,7 +242,9 @@ Deno.test("the web server's /mcp wants the token as a bearer, and refuses a fore
     assert.equal(foreign.status, 403);
     await foreign.body?.cancel();
 
-    const client = new Client({ name: "bearer", version: "1" });
+    const client = new Client({ name: "bearer", version: "1" }, {
+      jsonSchemaValidator: jsonSchemaValidator(),
+    });
     await client.connect(
       new StreamableHTTPClientTransport(url, {
         requestInit: { headers: { authorization: `Bearer ${web.token}` } },

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { jsonSchemaValidator } from "../core/mcp_servers/validator.ts";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 // @ts-types="@modelcontextprotocol/sdk/inMemory"
@@ -112,7 +113,9 @@ async function mcpClient(
     version = v;
   let stderr = "";
   transport.stderr?.on("data", (chunk: Uint8Array) => stderr += new TextDecoder().decode(chunk));
-  const client = new Client({ name: "sausage-test", version: "1.0.0" });
+  const client = new Client({ name: "sausage-test", version: "1.0.0" }, {
+    jsonSchemaValidator: jsonSchemaValidator(),
+  });
   client.onerror = (e) => console.error("CLIENT ERROR", e);
   await client.connect(transport);
   // what arrives, before the client's own dispatch (which may drop late progress, see server.ts)
@@ -544,7 +547,9 @@ async function inProcess(
   const server = createMcpServer(view, { plugins });
   const [a, b] = InMemoryTransport.createLinkedPair();
   await server.connect(a);
-  const client = new Client({ name: "in-process", version: "1.0.0" });
+  const client = new Client({ name: "in-process", version: "1.0.0" }, {
+    jsonSchemaValidator: jsonSchemaValidator(),
+  });
   await client.connect(b);
   return {
     client,

@@ -6,17 +6,17 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
+import { type Browser, chromium, type Page } from "playwright-core";
 import { LocalHostView } from "../core/host_view.ts";
 import { main } from "../cli/cli.ts";
 import { startWebServer, type WebOptions, type WebServer } from "../web/server.ts";
-import { type AgentWorld, agentWorld, history } from "./agent_world.ts";
+import { type AgentWorld, agentWorld, type AgentWorldOptions, history } from "./agent_world.ts";
 import type { Reply } from "./model_server.ts";
 import { testPlugin } from "./setup.ts";
+import { needs, toolPath } from "./tools.ts";
 import { eventually, TEST_CACHE_DIR } from "./world.ts";
 
 const ARTIFACTS = new URL("./artifacts/", import.meta.url).pathname;
-const CHROMIUM = "/usr/bin/chromium";
 const POST = { "content-type": "application/json", "x-sausage-session": "1" };
 
 interface WebWorld extends AgentWorld {
@@ -29,9 +29,11 @@ interface WebWorld extends AgentWorld {
 async function webWorld(
   script: Reply[],
   options: Partial<WebOptions> = {},
+  world: Partial<AgentWorldOptions> = {},
 ): Promise<WebWorld> {
-  const w = await agentWorld({ script });
-  const view = new LocalHostView(w.host);
+  const w = await agentWorld({ script, ...world });
+  // as serveWeb makes it: the page's calls have the parent `web`
+  const view = new LocalHostView(w.host, undefined, "web");
   const server = await startWebServer(view, { hostname: "127.0.0.1", port: 0, ...options });
   return {
     ...w,
@@ -45,6 +47,27 @@ async function webWorld(
       await w[Symbol.asyncDispose]();
     },
   };
+}
+
+/**
+ * The page of `w` in a new tab `height` px high, once it is ready and live;
+ * `problems` gathers the console's errors and warnings and the page's errors.
+ */
+async function openPage(
+  browser: Browser,
+  w: WebWorld,
+  height: number,
+): Promise<{ page: Page; problems: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1280, height } });
+  const problems: string[] = [];
+  page.on("console", (m) => {
+    if (m.type() === "error" || m.type() === "warning") problems.push(`${m.type()}: ${m.text()}`);
+  });
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  await page.goto(w.web.url);
+  await page.waitForSelector("body[data-ready=true]", { timeout: 10_000 });
+  await page.waitForSelector("#live:not(.off)");
+  return { page, problems };
 }
 
 /** Every NDJSON line of a response, parsed. */
@@ -551,8 +574,10 @@ Deno.test("sausage web WORLD: the console and the page together", async () => {
 });
 
 Deno.test({
-  name:
+  ...needs(
+    ["chromium"],
     "the page in Chromium: chat streams, the graph, a process comes and goes, the journal grows",
+  ),
   // playwright keeps its pipes to the browser open past close()
   sanitizeOps: false,
   sanitizeResources: false,
@@ -562,19 +587,12 @@ Deno.test({
       { text: "Here is **the answer**, with `code`.", delayMs: 5 },
       { partial: { text: "A slow answer that the person stops" }, thenHang: true },
     ]);
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+    const browser = await chromium.launch({
+      executablePath: toolPath("chromium"),
+      args: ["--no-sandbox"],
+    });
     try {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-      const problems: string[] = [];
-      page.on("console", (m) => {
-        if (m.type() === "error" || m.type() === "warning") {
-          problems.push(`${m.type()}: ${m.text()}`);
-        }
-      });
-      page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-      await page.goto(w.web.url);
-      await page.waitForSelector("body[data-ready=true]", { timeout: 10_000 });
-      await page.waitForSelector("#live:not(.off)");
+      const { page, problems } = await openPage(browser, w, 860);
       const nodes = await page.locator("#graph g.node").evaluateAll((all) =>
         all.map((n) => n.getAttribute("data-plugin"))
       );
@@ -673,6 +691,130 @@ Deno.test({
         "what is in /config?",
         "tell me a long story",
       ]);
+    } finally {
+      await browser.close();
+    }
+  },
+});
+
+/** A long Markdown document for the plugin `docs` (the probe, which answers rpc.discover with it). */
+const LONG_DOC = JSON.stringify({
+  openrpc: "1.2.6",
+  info: { title: "docs", version: "0.2.0", description: "Keeps **documents**; see `docs.echo`." },
+  methods: [{
+    name: "echo",
+    summary: "Answers its params, as `probe.echo` does.",
+    description: [
+      "Every field comes back **unchanged**:",
+      "",
+      ...Array.from({ length: 40 }, (_, i) => `- \`field_${i}\`: the ${i}th field, kept as sent`),
+      "",
+      "```json",
+      '{"a": 1}',
+      "```",
+    ].join("\n"),
+    params: [{ name: "text", description: "a `string` to echo", schema: { type: "string" } }],
+    result: { name: "params", schema: {} },
+  }],
+});
+
+/**
+ * The component at `path` with a custom section that names `text`: another
+ * hash, so that its discovery document is not the one cached for the probe.
+ */
+async function withCustomSection(path: string, text: string): Promise<Uint8Array> {
+  const leb = (n: number) => {
+    const out: number[] = [];
+    do {
+      out.push((n & 0x7f) | (n >= 0x80 ? 0x80 : 0));
+      n >>>= 7;
+    } while (n > 0);
+    return out;
+  };
+  const name = new TextEncoder().encode("sausage-test");
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)),
+  );
+  const body = [...leb(name.length), ...name, ...digest];
+  return new Uint8Array([...await Deno.readFile(path), 0, ...leb(body.length), ...body]);
+}
+
+Deno.test({
+  ...needs(
+    ["chromium"],
+    "the page in Chromium: ages tick, a long doc in Markdown with its Call in view, the page's " +
+      "calls journaled under web, the agent's error with the console's hint",
+  ),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    await using w = await webWorld([], {}, {
+      wasm: { docs: await withCustomSection(await testPlugin("probe"), LONG_DOC) },
+      files: { "state/probe-discover.json": LONG_DOC },
+    });
+    const browser = await chromium.launch({
+      executablePath: toolPath("chromium"),
+      args: ["--no-sandbox"],
+    });
+    try {
+      const { page, problems } = await openPage(browser, w, 800);
+
+      // a process's age ticks while it runs, with no event from the host
+      const sleeping = w.call("probe.sleep", { ms: 4000 });
+      const age = page.locator("#tree .proc", { hasText: "probe.sleep" }).locator(".age");
+      await age.waitFor({ timeout: 5000 });
+      await eventually(async () => /^[2-9] s$/.test(await age.textContent() ?? ""), 5000);
+      await sleeping;
+
+      // a long doc: drawn from Markdown, and its Call in view without scrolling the page
+      await page.click('#graph g.node[data-plugin="docs"]');
+      await page.waitForSelector("#plugin .method code:has-text('docs.echo')", { timeout: 5000 });
+      const method = page.locator("#plugin .method", { hasText: "docs.echo" });
+      assert.equal(await method.locator(".doc li").count(), 41); // 40 fields and the param
+      assert.ok(await method.locator(".doc li code:has-text('field_0')").count() === 1);
+      assert.equal(await page.locator("#plugin .doc strong").first().textContent(), "documents");
+      const docText = await page.locator("#plugin").textContent() ?? "";
+      assert.ok(!docText.includes("`"), `raw Markdown in the panel: ${docText.slice(0, 200)}`);
+      const view = {
+        height: page.viewportSize()!.height,
+        scroll: await page.locator("html").evaluate((e) => e.scrollHeight),
+      };
+      assert.ok(view.scroll <= view.height, `the page scrolls: ${JSON.stringify(view)}`);
+      const call = method.locator("button", { hasText: "Call" });
+      const box = (await call.boundingBox())!;
+      assert.ok(box.y >= 0 && box.y + box.height <= view.height, `Call is out of view: ${box.y}`);
+      const panel = (await page.locator("#plugin").boundingBox())!;
+      assert.ok(panel.height >= 300, `the plugin's panel is ${panel.height} px high`);
+      assert.ok(box.y + box.height <= panel.y + panel.height, "Call is below the panel's fold");
+      await method.locator("input").fill('{"text": "from the page"}');
+      await call.click();
+      await page.waitForSelector("#plugin .method pre:has-text('from the page')", {
+        timeout: 5000,
+      });
+      // the page's call is journaled with its own parent
+      const started = w.host.journal.query({ grep: "^start echo .*from the page" });
+      assert.equal(started.length, 1);
+      assert.match(started[0].line, / \(parent web\)$/);
+      const listed = await w.view.request("core.log", { grep: "^start sleep" });
+      assert.match(JSON.stringify(listed.result), /\(parent console\)/);
+
+      // the agent's error has the hint the console gives: the file on this machine
+      await Deno.writeTextFile(
+        join(w.root, "config", "agent.yaml"),
+        "api: openai-chat-completions\n",
+      );
+      await page.fill("#text", "hello");
+      await page.click("#send");
+      const error = page.locator(".msg.error").last();
+      await error.locator(".hint").waitFor({ timeout: 15_000 });
+      assert.equal(
+        await error.locator(".hint").textContent(),
+        `hint: the file is ${join(w.root, "config", "agent.yaml")} on this machine`,
+      );
+
+      await Deno.mkdir(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: join(ARTIFACTS, "web-plugin.png") });
+      assert.deepEqual(problems, []);
     } finally {
       await browser.close();
     }

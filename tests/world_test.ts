@@ -178,7 +178,7 @@ Deno.test("the journal: start with method and params, stderr, exit status; core.
     entries: { line: string; stream: string }[];
   };
   assert.deepEqual(byPid.entries.map((e) => e.line), [
-    'start log {"lines":2,"text":"alpha"}',
+    'start log {"lines":2,"text":"alpha"} (parent console)',
     "alpha 0",
     "alpha 1",
     "exit status 0",

@@ -5,7 +5,7 @@
  *
  * ```text
  * GET  /                  the page (?token=… sets the cookie and leads to /)
- * GET  /assets/<file>     its scripts and styles
+ * GET  /assets/<file>     its scripts and styles (marked.js: the `marked` package's module)
  * GET  /history?session=  {"steps": [...]} of the agent's session
  * GET  /sessions          {"sessions": [...]}
  * POST /task              {"task", "session"?}: the turn as NDJSON (delta, step, done, failed)
@@ -20,7 +20,7 @@
  *
  * @module
  */
-import { WEB_ASSETS } from "../core/embedded.ts";
+import { markedModule, WEB_ASSETS } from "../core/embedded.ts";
 import type { HostView } from "../core/host_view.ts";
 import { EventHub } from "./events.ts";
 import { GraphDrawer } from "./graph.ts";
@@ -140,7 +140,10 @@ export async function startWebServer(view: HostView, options: WebOptions): Promi
     let bytes = assets.get(name);
     if (!bytes) {
       try {
-        bytes = await Deno.readFile(new URL(name, WEB_ASSETS));
+        // marked comes from its package, the very module the console uses
+        bytes = await Deno.readFile(
+          name === "marked.js" ? markedModule() : new URL(name, WEB_ASSETS),
+        );
       } catch {
         return errorResponse(404, `no asset ${name}`);
       }

@@ -9,6 +9,7 @@
  * @module
  */
 import { parse as parseYaml } from "yaml";
+import { chatErrorHint } from "../core/chat_hint.ts";
 import type { HostView } from "../core/host_view.ts";
 
 /** The limits of one turn (seed 001: 10 minutes, 8 MB a line, 64 MB a turn). */
@@ -41,7 +42,7 @@ export type TurnLine =
     output_tokens?: number;
     model: { alias: string; provider?: string; resolved?: string };
   }
-  | { type: "failed"; error: string };
+  | { type: "failed"; error: string; hint?: string };
 
 /** A field of a step that is kept when the step is cut (bytes of its JSON). */
 const SMALL_FIELD = 4096;
@@ -204,7 +205,9 @@ export function turnStream(
       }).then(async (response) => {
         if (over) return;
         if (response.error) {
-          end({ type: "failed", error: response.error.message });
+          // the console's hint too: the page's person edits the same file
+          const hint = chatErrorHint(response.error, view.info.world);
+          end({ type: "failed", error: response.error.message, ...(hint ? { hint } : {}) });
           return;
         }
         const answer = typeof response.result === "string"

@@ -14,6 +14,7 @@
  */
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { jsonSchemaValidator } from "../../core/mcp_servers/validator.ts";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { join } from "node:path";
@@ -50,7 +51,9 @@ async function connected(view: LocalHostView): Promise<{
   const [clientEnd, serverEnd] = bytePipe();
   const server = createMcpServer(view);
   await server.connect(new StdioTransport(serverEnd, serverEnd));
-  const client = new Client({ name: "bench", version: "1.0.0" });
+  const client = new Client({ name: "bench", version: "1.0.0" }, {
+    jsonSchemaValidator: jsonSchemaValidator(),
+  });
   await client.connect(new StdioTransport(clientEnd, clientEnd));
   return {
     client,
@@ -184,7 +187,9 @@ export const mcp: Section = {
         env: Deno.env.toObject(),
         stderr: "ignore",
       });
-      const client = new Client({ name: "bench", version: "1.0.0" });
+      const client = new Client({ name: "bench", version: "1.0.0" }, {
+        jsonSchemaValidator: jsonSchemaValidator(),
+      });
       let remote: ControlClient | null = null;
       try {
         await client.connect(transport);

@@ -21,6 +21,7 @@
 // ajv is a test dependency only, not (yet) in the import map of deno.json.
 import { Ajv } from "ajv";
 import fc from "fast-check";
+import { addNumberFormats } from "./formats.ts";
 import { INTEGER_FORMATS } from "./numbers.ts";
 import type { JsonValue } from "./schema.ts";
 
@@ -30,19 +31,7 @@ function isObject(x: unknown): x is Json {
   return typeof x === "object" && x !== null && !Array.isArray(x);
 }
 
-const ajv = new Ajv({ strict: false, allErrors: false });
-for (const [name, [min, max]] of Object.entries(INTEGER_FORMATS)) {
-  ajv.addFormat(name, {
-    type: "number",
-    validate: (x: number) => Number.isInteger(x) && x >= min && x <= max,
-  });
-}
-for (const name of ["double", "float"]) {
-  ajv.addFormat(name, {
-    type: "number",
-    validate: () => true,
-  });
-}
+const ajv = addNumberFormats(new Ajv({ strict: false, allErrors: false }));
 
 const compiled = new WeakMap<object, (v: unknown) => boolean>();
 

@@ -342,7 +342,7 @@ export class McpServers {
     const client = new sdk.Client({
       name: this.#options.clientName ?? "sausage",
       version: "0.1.0",
-    });
+    }, { jsonSchemaValidator: sdk.jsonSchemaValidator() });
     const connection: Connection = {
       key,
       client,

@@ -13,3 +13,4 @@ export { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 export { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 export { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+export { jsonSchemaValidator } from "./validator.ts";

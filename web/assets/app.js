@@ -1,11 +1,18 @@
 // The page of a Sausage host: the agent's chat, the plugin graph, the
 // process tree and the journal's tail. It talks only to the host that
 // served it; every request that changes state carries x-sausage-session.
-import { renderMarkdown } from "./markdown.js";
+import { markdownRenderer, plainText } from "./markdown.js";
 
 const $ = (id) => document.getElementById(id);
 const HEADERS = { "content-type": "application/json", "x-sausage-session": "1" };
 const MAX_LOG_ROWS = 500;
+
+/** Markdown to HTML: marked, as in the console, once its module is here; plain text before. */
+let renderMarkdown = plainText;
+const markedLoaded = import("./marked.js").then(
+  ({ Marked }) => renderMarkdown = markdownRenderer(Marked),
+  () => {}, // a host that cannot serve it: the text as written
+);
 
 /** JSON of a GET, or an Error with the server's reason. */
 async function getJson(path) {
@@ -219,7 +226,10 @@ function onLine(message) {
     scrollChat();
   } else if (message.type === "failed") {
     dropPending();
-    $("messages").append(el("div", "msg error", message.error));
+    const error = el("div", "msg error", message.error);
+    // the console's hint: where the file to edit is on this machine
+    if (message.hint) error.append(el("div", "hint", `hint: ${message.hint}`));
+    $("messages").append(error);
     scrollChat();
   }
 }
@@ -278,61 +288,90 @@ async function loadGraph() {
   }
 }
 
+/** A block of Markdown from a plugin's document. */
+function doc(text) {
+  const block = el("div", "doc");
+  block.innerHTML = renderMarkdown(text);
+  return block;
+}
+
+function closePlugin() {
+  $("plugin").hidden = true;
+  document.querySelector("main").classList.remove("plugin-open");
+}
+
 async function showPlugin(name) {
   const panel = $("plugin");
   panel.hidden = false;
+  // the docs and the call forms take the room the graph does not need
+  document.querySelector("main").classList.add("plugin-open");
+  const close = el("button", "close", "×");
+  close.type = "button";
+  close.title = "close the plugin's panel";
+  close.addEventListener("click", closePlugin);
   panel.replaceChildren(el("h3", "", name), el("div", "dim", "reading its rpc.discover document…"));
-  let doc;
+  let discovered;
   try {
-    doc = await getJson(`/plugin?name=${encodeURIComponent(name)}`);
+    discovered = await getJson(`/plugin?name=${encodeURIComponent(name)}`);
   } catch (e) {
-    panel.replaceChildren(el("h3", "", name), el("div", "bad", e.message));
+    panel.replaceChildren(close, el("h3", "", name), el("div", "bad", e.message));
     return;
   }
-  const title = el("h3", "", doc.info?.title ?? name);
-  const version = doc.info?.version ? el("span", "dim", ` ${doc.info.version}`) : null;
+  const title = el("h3", "", discovered.info?.title ?? name);
+  const version = discovered.info?.version
+    ? el("span", "dim", ` ${discovered.info.version}`)
+    : null;
   if (version) title.append(version);
-  const parts = [title];
-  if (doc.info?.description) parts.push(el("div", "", doc.info.description));
-  for (const method of doc.methods ?? []) {
+  const parts = [close, title];
+  if (discovered.info?.description) parts.push(doc(discovered.info.description));
+  for (const method of discovered.methods ?? []) {
     const item = el("div", "method");
     const params = (method.params ?? []).map((p) => p.required ? p.name : `${p.name}?`).join(", ");
-    item.append(el("code", "", `${name}.${method.name}`), el("span", "dim", ` {${params}}`));
-    const words = [method.summary, method.description].filter((w, i, all) =>
-      w && all.indexOf(w) === i
-    );
-    if (words.length) item.append(el("pre", "", words.join("\n\n")));
-    for (const p of method.params ?? []) {
-      if (p.description) item.append(el("pre", "", `${p.name}: ${p.description}`));
-    }
     const form = el("form");
     const input = el("input");
     input.value = "{}";
     input.setAttribute("aria-label", `params of ${name}.${method.name}`);
     const go = el("button", "", "Call");
     go.type = "submit";
-    const out = el("pre", "");
+    const out = el("pre", "out");
+    out.hidden = true;
     form.append(input, go);
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
+      out.hidden = false;
       out.textContent = "…";
       try {
         const answer = await postJson("/call", {
           method: `${name}.${method.name}`,
           params: JSON.parse(input.value || "{}"),
         });
-        out.className = answer.ok ? "" : "bad";
+        out.className = answer.ok ? "out" : "out bad";
         out.textContent = JSON.stringify(answer.ok ? answer.result : answer.error, null, 2);
       } catch (e) {
-        out.className = "bad";
+        out.className = "out bad";
         out.textContent = e.message;
       }
     });
-    item.append(form, out);
+    // the call form sits under the method's name, before its docs, however long they are
+    item.append(
+      el("code", "", `${name}.${method.name}`),
+      el("span", "dim", ` {${params}}`),
+      form,
+      out,
+    );
+    const words = [method.summary, method.description].filter((w, i, all) =>
+      w && all.indexOf(w) === i
+    );
+    if (words.length) item.append(doc(words.join("\n\n")));
+    const described = (method.params ?? []).filter((p) => p.description);
+    if (described.length) {
+      item.append(doc(described.map((p) => `- \`${p.name}\`: ${p.description}`).join("\n")));
+    }
     parts.push(item);
   }
-  if (!(doc.methods ?? []).length) parts.push(el("div", "empty", "No methods."));
+  if (!(discovered.methods ?? []).length) parts.push(el("div", "empty", "No methods."));
   panel.replaceChildren(...parts);
+  panel.scrollTop = 0;
 }
 
 // ---- the processes ----
@@ -344,8 +383,22 @@ function shortPid(pid) {
 
 function age(started) {
   const s = Math.max(0, (Date.now() - Date.parse(started)) / 1000);
-  return s < 60 ? `${s.toFixed(0)} s` : `${(s / 60).toFixed(0)} min`;
+  if (s < 60) return `${Math.floor(s)} s`;
+  return s < 3600 ? `${Math.floor(s / 60)} min` : `${Math.floor(s / 3600)} h`;
 }
+
+/** An age that ticks: the process list comes only when it changes. */
+function ageSpan(started) {
+  const span = el("span", "age", age(started));
+  span.dataset.started = started;
+  return span;
+}
+
+setInterval(() => {
+  for (const span of document.querySelectorAll("#tree .age")) {
+    span.textContent = age(span.dataset.started);
+  }
+}, 1000);
 
 function drawProcesses(list) {
   const byPid = new Map(list.map((p) => [p.pid, p]));
@@ -364,11 +417,9 @@ function drawProcesses(list) {
     row.append(
       el("span", "pid", shortPid(p.pid)),
       el("span", "", `${p.plugin}.${p.method}`),
-      el(
-        "span",
-        "dim",
-        `${p.state} · ${age(p.started)}${p.detached ? " · detached" : ""} · ${p.parent}`,
-      ),
+      el("span", "dim", `${p.state} · `),
+      ageSpan(p.started),
+      el("span", "dim", `${p.detached ? " · detached" : ""} · ${p.parent}`),
     );
     const stop = el("button", "", "Stop");
     stop.type = "button";
@@ -486,6 +537,7 @@ async function start() {
     $("world").textContent = e.message;
   }
   connect();
+  await markedLoaded;
   await Promise.all([loadSessions(), loadHistory(), loadGraph(), loadLog()]);
   document.body.dataset.ready = "true";
 }

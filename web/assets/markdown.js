@@ -1,5 +1,6 @@
-// Markdown for the chat, as untrusted text: HTML is escaped, and links and
-// images stay text. Code blocks, inline code, emphasis, headings and lists.
+// Markdown for the page, with `marked` as the console has it: the page loads
+// marked's own module from the host (/assets/marked.js). The text is
+// untrusted: raw HTML is escaped, and links and images stay as written.
 
 /** @param {string} text */
 export function escapeHtml(text) {
@@ -9,71 +10,28 @@ export function escapeHtml(text) {
   );
 }
 
-/** @param {string} text an escaped line */
-function inline(text) {
-  return text
-    .replace(/`([^`]+)`/g, "<code>$1</code>")
-    .replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>")
-    .replace(/(^|[^*\w])\*([^*\s][^*]*)\*(?!\w)/g, "$1<em>$2</em>")
-    .replace(/(^|[^_\w])_([^_\s][^_]*)_(?!\w)/g, "$1<em>$2</em>");
+/**
+ * A renderer of Markdown to HTML on a `Marked` class (marked's module).
+ * @param {new (options: object) => { parse(src: string, o: object): string }} Marked
+ * @returns {(source: string) => string}
+ */
+export function markdownRenderer(Marked) {
+  const marked = new Marked({
+    gfm: true,
+    breaks: true,
+    renderer: {
+      html: (token) => escapeHtml(token.raw ?? token.text ?? ""),
+      link: (token) => escapeHtml(token.raw ?? ""),
+      image: (token) => escapeHtml(token.raw ?? ""),
+    },
+  });
+  return (source) => marked.parse(source, { async: false }).trim();
 }
 
 /**
- * The HTML of a message.
+ * Without marked's module (a host that cannot serve it): the text as written.
  * @param {string} source
- * @returns {string}
  */
-export function renderMarkdown(source) {
-  const out = [];
-  const lines = source.replace(/\r\n?/g, "\n").split("\n");
-  let paragraph = [];
-  /** @type {"ul" | "ol" | null} */
-  let list = null;
-  const flush = () => {
-    if (paragraph.length) out.push(`<p>${paragraph.map(inline).join("<br>")}</p>`);
-    paragraph = [];
-  };
-  const closeList = () => {
-    if (list) out.push(`</${list}>`);
-    list = null;
-  };
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
-    const fence = /^\s*```/.exec(line);
-    if (fence) {
-      flush();
-      closeList();
-      const code = [];
-      for (i++; i < lines.length && !/^\s*```/.test(lines[i]); i++) code.push(lines[i]);
-      out.push(`<pre><code>${escapeHtml(code.join("\n"))}</code></pre>`);
-      continue;
-    }
-    const escaped = escapeHtml(line);
-    const heading = /^(#{1,6})\s+(.*)$/.exec(escaped);
-    const bullet = /^\s*[-*+]\s+(.*)$/.exec(escaped);
-    const numbered = /^\s*\d+[.)]\s+(.*)$/.exec(escaped);
-    if (line.trim() === "") {
-      flush();
-      closeList();
-    } else if (heading) {
-      flush();
-      closeList();
-      out.push(`<p><strong>${inline(heading[2])}</strong></p>`);
-    } else if (bullet || numbered) {
-      flush();
-      const kind = bullet ? "ul" : "ol";
-      if (list !== kind) {
-        closeList();
-        out.push(`<${kind}>`);
-        list = kind;
-      }
-      out.push(`<li>${inline((bullet ?? numbered)[1])}</li>`);
-    } else {
-      closeList();
-      paragraph.push(escaped);
-    }
-  }
-  flush();
-  closeList();
-  return out.join("");
+export function plainText(source) {
+  return `<p class="plain">${escapeHtml(source)}</p>`;
 }
