@@ -15,6 +15,7 @@ mod openai;
 mod prompt;
 mod sse;
 mod store;
+mod text_calls;
 mod tools;
 mod turn;
 
