@@ -12,6 +12,7 @@ mod config;
 mod context;
 mod model;
 mod openai;
+mod pages;
 mod prompt;
 mod sse;
 mod store;
