@@ -10,6 +10,7 @@
 mod anthropic;
 mod config;
 mod context;
+mod imports;
 mod model;
 mod openai;
 mod pages;

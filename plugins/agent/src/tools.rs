@@ -89,12 +89,29 @@ pub fn specs() -> Vec<ToolSpec> {
             }, "required": ["path"]}),
         },
         ToolSpec {
-            name: "copy_dir".into(),
-            description: "Copy a folder with everything in it (except target/ folders of builds) to a new place.".into(),
+            name: "copy".into(),
+            description: "Copy a file, or a folder with everything in it (except target/ folders of builds), to a new \
+                          place; the folders of `to` are made.".into(),
             parameters: json!({"type": "object", "properties": {
                 "from": path,
-                "to": {"type": "string", "description": "Where the copy goes; it must not exist yet"},
+                "to": {"type": "string", "description": "The path of the copy itself (not a folder to put it in); it must \
+                       not exist yet, unless `replace` is set for a file"},
+                "replace": {"type": "boolean", "description": "Replace the file at `to` if there is one (default false)"},
             }, "required": ["from", "to"]}),
+        },
+        ToolSpec {
+            name: "make_import".into(),
+            description: "Make a plugin's import of another plugin: writes /plugins/<plugin>/source/imports/<provider>.json \
+                          from the provider's current document (/proc/core/plugins/<provider>/discover.json), or from \
+                          `from`, cut to the `methods` named if given. Then write sausage_plugin::import!(\"<provider>\").".into(),
+            parameters: json!({"type": "object", "properties": {
+                "plugin": {"type": "string", "description": "The plugin that imports (the consumer)"},
+                "provider": {"type": "string", "description": "The plugin it imports"},
+                "methods": {"type": "array", "items": {"type": "string"}, "description": "Only these methods of the provider \
+                            (default all): fewer methods, fewer changes of the provider that break the consumer"},
+                "from": {"type": "string", "description": "Another rpc.discover document to make it from, for example a \
+                         built version of the provider not activated yet (default its current document)"},
+            }, "required": ["plugin", "provider"]}),
         },
         ToolSpec {
             name: "search".into(),
@@ -122,7 +139,8 @@ pub fn short_arguments(name: &str, arguments: &str) -> String {
             Some(p) if p.as_object().is_some_and(|o| !o.is_empty()) => format!("{m} {}", clip_line(&p.to_string(), 60)),
             _ => m,
         }),
-        "copy_dir" => Some(format!("{} → {}", pick("from").unwrap_or_default(), pick("to").unwrap_or_default())),
+        "copy" => Some(format!("{} → {}", pick("from").unwrap_or_default(), pick("to").unwrap_or_default())),
+        "make_import" => Some(format!("{} imports {}", pick("plugin").unwrap_or_default(), pick("provider").unwrap_or_default())),
         "search" => pick("pattern").map(|p| format!("{p:?} in {}", pick("path").unwrap_or("/".into()))),
         _ => pick("path"),
     };
@@ -215,7 +233,8 @@ pub async fn run(name: &str, arguments: &str, ctx: &Ctx, config: &Config, mcp: &
         "write_file" => write_file(&args),
         "edit_file" => edit_file(&args),
         "list_dir" => list_dir(&args),
-        "copy_dir" => copy_dir(&args),
+        "copy" => copy(&args),
+        "make_import" => crate::imports::make_import(&args).map(|(content, summary)| ok(content, summary)),
         "search" => search(&args),
         other => Err(format!(
             "there is no tool `{other}`: the tools are {}",
@@ -442,19 +461,35 @@ fn list_dir(args: &Value) -> Result<Outcome, String> {
     Ok(ok(text.trim_end().to_string(), format!("{n} entries")))
 }
 
-fn copy_dir(args: &Value) -> Result<Outcome, String> {
+fn copy(args: &Value) -> Result<Outcome, String> {
     let from = path_arg(args, "from")?;
     let to = path_arg(args, "to")?;
+    let meta = std::fs::metadata(&from).map_err(|e| io_error("read", &from, e))?;
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| io_error("make the folder", parent, e))?;
+    }
+    if meta.is_file() {
+        let replace = args["replace"].as_bool() == Some(true);
+        match std::fs::symlink_metadata(&to) {
+            Ok(m) if m.is_dir() => {
+                return Err(format!("{} is a folder: `to` is the path of the copy itself, folder and name", to.display()));
+            }
+            Ok(_) if !replace => {
+                return Err(format!("{} exists already: set replace to replace it, or copy to a new name", to.display()));
+            }
+            _ => {}
+        }
+        let bytes = std::fs::read(&from).map_err(|e| io_error("read", &from, e))?;
+        sausage_plugin::write_atomic(&to, &bytes).map_err(|e| io_error("write", &to, e))?;
+        return Ok(ok(format!("copied {} ({} bytes) to {}", from.display(), bytes.len(), to.display()), format!("{} bytes", bytes.len())));
+    }
     if to.starts_with(&from) {
         return Err(format!("cannot copy {} into itself ({})", from.display(), to.display()));
     }
-    if !std::fs::metadata(&from).map(|m| m.is_dir()).unwrap_or(false) {
-        return Err(format!("{} is not a folder", from.display()));
-    }
     if std::fs::symlink_metadata(&to).is_ok() {
-        return Err(format!("{} exists already: copy to a new name, or remove it first", to.display()));
+        return Err(format!("{} exists already: copy the folder to a new name, or remove it first", to.display()));
     }
-    fn copy(from: &Path, to: &Path, count: &mut usize) -> Result<(), String> {
+    fn copy_folder(from: &Path, to: &Path, count: &mut usize) -> Result<(), String> {
         std::fs::create_dir_all(to).map_err(|e| io_error("make", to, e))?;
         for entry in std::fs::read_dir(from).map_err(|e| io_error("list", from, e))? {
             let entry = entry.map_err(|e| io_error("list", from, e))?;
@@ -463,7 +498,7 @@ fn copy_dir(args: &Value) -> Result<Outcome, String> {
             let kind = entry.file_type().map_err(|e| io_error("read", &a, e))?;
             if kind.is_dir() {
                 if name != "target" {
-                    copy(&a, &b, count)?;
+                    copy_folder(&a, &b, count)?;
                 }
             } else if kind.is_file() {
                 std::fs::copy(&a, &b).map_err(|e| io_error("copy", &a, e))?;
@@ -473,7 +508,7 @@ fn copy_dir(args: &Value) -> Result<Outcome, String> {
         Ok(())
     }
     let mut count = 0;
-    copy(&from, &to, &mut count)?;
+    copy_folder(&from, &to, &mut count)?;
     Ok(ok(format!("copied {count} files from {} to {}", from.display(), to.display()), format!("{count} files")))
 }
 
@@ -675,8 +710,16 @@ mod tests {
         assert!(found.content.contains("/t/a.rs:2: fn go() {}"), "{}", found.content);
         let listed = list_dir(&json!({"path": "/t"})).unwrap();
         assert!(listed.content.contains("a.rs (22 bytes)"));
-        copy_dir(&json!({"from": "/t", "to": "/u"})).unwrap();
-        assert!(copy_dir(&json!({"from": "/t", "to": "/u"})).unwrap_err().contains("exists"));
+        copy(&json!({"from": "/t", "to": "/u"})).unwrap();
+        assert!(copy(&json!({"from": "/t", "to": "/u"})).unwrap_err().contains("exists"));
+        assert!(copy(&json!({"from": "/t", "to": "/t/inner"})).unwrap_err().contains("into itself"));
+        copy(&json!({"from": "/t/a.rs", "to": "/v/w/b.rs"})).unwrap();
+        assert_eq!(std::fs::read_to_string("/v/w/b.rs").unwrap(), "fn go() {}\nfn go() {}\n");
+        assert!(copy(&json!({"from": "/t/a.rs", "to": "/v/w/b.rs"})).unwrap_err().contains("set replace"));
+        assert!(copy(&json!({"from": "/t/a.rs", "to": "/v/w"})).unwrap_err().contains("is a folder"));
+        std::fs::write("/t/c.rs", "c").unwrap();
+        copy(&json!({"from": "/t/c.rs", "to": "/v/w/b.rs", "replace": true})).unwrap();
+        assert_eq!(std::fs::read_to_string("/v/w/b.rs").unwrap(), "c");
         let read = read_file(&json!({"path": "/u/a.rs", "offset": 2, "limit": 1})).unwrap();
         assert_eq!(read.content, "fn go() {}\n");
         write_file(&json!({"path": "/t/x.json", "content": {"a": 1}})).unwrap();
