@@ -10,11 +10,14 @@
 mod anthropic;
 mod config;
 mod context;
+mod imports;
 mod model;
 mod openai;
+mod pages;
 mod prompt;
 mod sse;
 mod store;
+mod text_calls;
 mod tools;
 mod turn;
 

@@ -6,13 +6,15 @@ pub fn system(session: &str) -> String {
         "You are the agent of a Sausage world: a world of small WebAssembly programs (plugins) that you grow by \
          talking with a person. Act with your tools; answer briefly.
 
-- The contract of the world is /proc/core/PROTOCOL.md: read it before you write a plugin.
+- Before you write a plugin, read the guide /plugins/cargo/sdk/README.md (short: a plugin, errors, state, \
+  tests, imports, compatibility, upgrades, endpoints, services). The contract with every detail is \
+  /proc/core/PROTOCOL.md: read the sections you need (its first page lists them).
 - Every call starts a fresh process of a plugin. The tool `call` calls `<plugin>.<method>` or `core.<method>`.
 - Existing plugins: /plugins/<name>/ (plugin.wasm, source/). Their interfaces: /proc/core/plugins/<name>/discover.json, \
   the Rust code to call them: /proc/core/plugins/<name>/client.rs; the graph of imports: /proc/core/graph.json.
-- Rust plugins use the SDK sausage-plugin (`sausage-plugin = \"0.1\"` in Cargo.toml); its source and docs are in \
-  /plugins/cargo/sdk/ (start with /plugins/cargo/sdk/README.md). A plugin's source is /plugins/<name>/source/ \
-  (Cargo.toml, src/main.rs).
+- /plugins/cargo/ is not a plugin folder: `cargo` is the host's built-in builder, and /plugins/cargo/sdk/ holds the \
+  SDK sausage-plugin (`sausage-plugin = \"0.1\"` in Cargo.toml) that builds use, with its source and docs. A \
+  plugin's source is /plugins/<name>/source/ (Cargo.toml, src/main.rs); make its imports with the tool make_import.
 - Build: call cargo.build {{\"plugin\": \"<name>\"}}; it runs the tests and returns {{\"wasm\": ...}}, or the \
   compiler's errors. Activate: call core.activate {{\"plugin\": \"<name>\", \"wasm\": \"<that path>\"}}; it checks \
   the interfaces of the plugin and of those that use it. Then call the new methods to check that they work.

@@ -3,6 +3,7 @@
 
 use crate::config::Config;
 use crate::model::ToolSpec;
+use crate::pages::{self, PAGE_BYTES};
 use sausage_plugin::Ctx;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -50,10 +51,12 @@ pub fn specs() -> Vec<ToolSpec> {
         },
         ToolSpec {
             name: "read_file".into(),
-            description: "Read a text file. Long files come in pieces: give `offset` (the first line, from 1) and `limit` (lines).".into(),
+            description: "Read a text file. A long file comes in pages of whole lines, each ending with the `offset` of \
+                          the next page; a long Markdown file's first page starts with its contents (the line of each \
+                          section).".into(),
             parameters: json!({"type": "object", "properties": {
                 "path": path,
-                "offset": {"type": "integer", "minimum": 1, "description": "The first line to read (default 1)"},
+                "offset": {"type": "integer", "minimum": 1, "description": "The first line to read, from 1 (default 1)"},
                 "limit": {"type": "integer", "minimum": 1, "description": "How many lines (default 2000)"},
             }, "required": ["path"]}),
         },
@@ -78,25 +81,48 @@ pub fn specs() -> Vec<ToolSpec> {
         },
         ToolSpec {
             name: "list_dir".into(),
-            description: "List a folder: names, with / after folders and the size of files.".into(),
-            parameters: json!({"type": "object", "properties": {"path": path}, "required": ["path"]}),
+            description: "List a folder: names, with / after folders and the size of files. A long list comes in \
+                          pages, each ending with the `offset` of the next.".into(),
+            parameters: json!({"type": "object", "properties": {
+                "path": path,
+                "offset": {"type": "integer", "minimum": 1, "description": "The first entry to list, from 1 (default 1)"},
+            }, "required": ["path"]}),
         },
         ToolSpec {
-            name: "copy_dir".into(),
-            description: "Copy a folder with everything in it (except target/ folders of builds) to a new place.".into(),
+            name: "copy".into(),
+            description: "Copy a file, or a folder with everything in it (except target/ folders of builds), to a new \
+                          place; the folders of `to` are made.".into(),
             parameters: json!({"type": "object", "properties": {
                 "from": path,
-                "to": {"type": "string", "description": "Where the copy goes; it must not exist yet"},
+                "to": {"type": "string", "description": "The path of the copy itself (not a folder to put it in); it must \
+                       not exist yet, unless `replace` is set for a file"},
+                "replace": {"type": "boolean", "description": "Replace the file at `to` if there is one (default false)"},
             }, "required": ["from", "to"]}),
+        },
+        ToolSpec {
+            name: "make_import".into(),
+            description: "Make a plugin's import of another plugin: writes /plugins/<plugin>/source/imports/<provider>.json \
+                          from the provider's current document (/proc/core/plugins/<provider>/discover.json), or from \
+                          `from`, cut to the `methods` named if given. Then write sausage_plugin::import!(\"<provider>\").".into(),
+            parameters: json!({"type": "object", "properties": {
+                "plugin": {"type": "string", "description": "The plugin that imports (the consumer)"},
+                "provider": {"type": "string", "description": "The plugin it imports"},
+                "methods": {"type": "array", "items": {"type": "string"}, "description": "Only these methods of the provider \
+                            (default all): fewer methods, fewer changes of the provider that break the consumer"},
+                "from": {"type": "string", "description": "Another rpc.discover document to make it from, for example a \
+                         built version of the provider not activated yet (default its current document)"},
+            }, "required": ["plugin", "provider"]}),
         },
         ToolSpec {
             name: "search".into(),
             description: "Search text files for a regular expression (Rust regex syntax). Returns `path:line: text` \
-                          for each match, at most 200. Skips /proc, target/ and hidden folders.".into(),
+                          for each match, 200 a page, with the number of matches and the `offset` of the next page. \
+                          Skips /proc, target/ and hidden folders.".into(),
             parameters: json!({"type": "object", "properties": {
                 "pattern": {"type": "string", "description": "A regular expression, for example `fn main` or `grace_seconds`"},
                 "path": {"type": "string", "description": "A file or folder to search (default /)"},
                 "glob": {"type": "string", "description": "Only names that match, for example *.rs (default all)"},
+                "offset": {"type": "integer", "minimum": 1, "description": "The first match to show, from 1 (default 1)"},
             }, "required": ["pattern"]}),
         },
     ]
@@ -113,7 +139,8 @@ pub fn short_arguments(name: &str, arguments: &str) -> String {
             Some(p) if p.as_object().is_some_and(|o| !o.is_empty()) => format!("{m} {}", clip_line(&p.to_string(), 60)),
             _ => m,
         }),
-        "copy_dir" => Some(format!("{} → {}", pick("from").unwrap_or_default(), pick("to").unwrap_or_default())),
+        "copy" => Some(format!("{} → {}", pick("from").unwrap_or_default(), pick("to").unwrap_or_default())),
+        "make_import" => Some(format!("{} imports {}", pick("plugin").unwrap_or_default(), pick("provider").unwrap_or_default())),
         "search" => pick("pattern").map(|p| format!("{p:?} in {}", pick("path").unwrap_or("/".into()))),
         _ => pick("path"),
     };
@@ -206,7 +233,8 @@ pub async fn run(name: &str, arguments: &str, ctx: &Ctx, config: &Config, mcp: &
         "write_file" => write_file(&args),
         "edit_file" => edit_file(&args),
         "list_dir" => list_dir(&args),
-        "copy_dir" => copy_dir(&args),
+        "copy" => copy(&args),
+        "make_import" => crate::imports::make_import(&args).map(|(content, summary)| ok(content, summary)),
         "search" => search(&args),
         other => Err(format!(
             "there is no tool `{other}`: the tools are {}",
@@ -280,7 +308,7 @@ async fn call_value(args: &Value, ctx: &Ctx, timeout: Duration) -> Result<(Strin
                     text.push_str(&format!("\ndata: {}", serde_json::to_string_pretty(data).unwrap_or_default()));
                 }
             }
-            Err(fail(text))
+            Err(fail(paged_result(text, &format!("{method}'s error"))))
         }
     }
 }
@@ -313,7 +341,7 @@ fn call_outcome(method: &str, result: Value) -> Outcome {
         }
         _ => format!("ok, {}", clip_line(&result.to_string(), 60)),
     };
-    ok(text, summary)
+    ok(paged_result(text, &format!("{method}'s result")), summary)
 }
 
 /// An MCP result as the model reads it: the text of its content, and its structured content.
@@ -332,7 +360,7 @@ fn mcp_outcome(result: Value) -> Outcome {
     if let Some(structured) = result.get("structuredContent").filter(|v| !v.is_null()) {
         text.push(format!("structuredContent: {structured}"));
     }
-    let content = text.join("\n");
+    let content = paged_result(text.join("\n"), "MCP tool's result");
     let summary = format!("ok, {}", clip_line(&content, 60));
     ok(content, summary)
 }
@@ -346,30 +374,16 @@ fn read_file(args: &Value) -> Result<Outcome, String> {
     };
     let offset = args["offset"].as_u64().unwrap_or(1).max(1) as usize;
     let limit = args["limit"].as_u64().unwrap_or(2000).max(1) as usize;
-    // lines with their endings, so that the text comes back exactly as it is
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let total = lines.len();
-    let mut out = String::new();
-    let mut last = offset - 1;
-    for line in lines.iter().skip(offset - 1).take(limit) {
-        if out.len() + line.len() > MAX_RESULT - 200 {
-            break;
-        }
-        out.push_str(line);
-        last += 1;
+    let whole = pages::page(&text, offset, limit, PAGE_BYTES);
+    if !whole.more() {
+        return Ok(ok(whole.text.clone(), whole.range()));
     }
-    if last < total {
-        if !out.ends_with('\n') {
-            out.push('\n');
-        }
-        out.push_str(&format!(
-            "[… lines {} to {total} not shown: read_file with offset {} for more]\n",
-            last + 1,
-            last + 1
-        ));
-    }
-    let summary = format!("{} lines", last.saturating_sub(offset - 1));
-    Ok(ok(out, summary))
+    // a long document's first page starts with its contents, so that the model reads what it needs
+    let markdown = path.extension().is_some_and(|e| e == "md");
+    let head = if markdown && args["offset"].is_null() { pages::contents(&text, whole.total) } else { String::new() };
+    let page = pages::page(&text, offset, limit, PAGE_BYTES.saturating_sub(head.len()));
+    let summary = page.range();
+    Ok(ok(head + &pages::with_next(&page, "read_file"), summary))
 }
 
 fn write_file(args: &Value) -> Result<Outcome, String> {
@@ -438,27 +452,44 @@ fn list_dir(args: &Value) -> Result<Outcome, String> {
     }
     entries.sort();
     let n = entries.len();
-    if n > 1000 {
-        entries.truncate(1000);
-        entries.push(format!("[… {} more entries not shown]", n - 1000));
+    if n == 0 {
+        return Ok(ok("(empty)".into(), "0 entries".into()));
     }
-    let text = if entries.is_empty() { "(empty)".to_string() } else { entries.join("\n") };
-    Ok(ok(text, format!("{n} entries")))
+    let offset = args["offset"].as_u64().unwrap_or(1).max(1) as usize;
+    let page = pages::page(&(entries.join("\n") + "\n"), offset, 1000, PAGE_BYTES);
+    let text = pages::with_next(&page, "list_dir").replacen(&format!("lines {}-", page.first), &format!("entries {}-", page.first), 1);
+    Ok(ok(text.trim_end().to_string(), format!("{n} entries")))
 }
 
-fn copy_dir(args: &Value) -> Result<Outcome, String> {
+fn copy(args: &Value) -> Result<Outcome, String> {
     let from = path_arg(args, "from")?;
     let to = path_arg(args, "to")?;
+    let meta = std::fs::metadata(&from).map_err(|e| io_error("read", &from, e))?;
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| io_error("make the folder", parent, e))?;
+    }
+    if meta.is_file() {
+        let replace = args["replace"].as_bool() == Some(true);
+        match std::fs::symlink_metadata(&to) {
+            Ok(m) if m.is_dir() => {
+                return Err(format!("{} is a folder: `to` is the path of the copy itself, folder and name", to.display()));
+            }
+            Ok(_) if !replace => {
+                return Err(format!("{} exists already: set replace to replace it, or copy to a new name", to.display()));
+            }
+            _ => {}
+        }
+        let bytes = std::fs::read(&from).map_err(|e| io_error("read", &from, e))?;
+        sausage_plugin::write_atomic(&to, &bytes).map_err(|e| io_error("write", &to, e))?;
+        return Ok(ok(format!("copied {} ({} bytes) to {}", from.display(), bytes.len(), to.display()), format!("{} bytes", bytes.len())));
+    }
     if to.starts_with(&from) {
         return Err(format!("cannot copy {} into itself ({})", from.display(), to.display()));
     }
-    if !std::fs::metadata(&from).map(|m| m.is_dir()).unwrap_or(false) {
-        return Err(format!("{} is not a folder", from.display()));
-    }
     if std::fs::symlink_metadata(&to).is_ok() {
-        return Err(format!("{} exists already: copy to a new name, or remove it first", to.display()));
+        return Err(format!("{} exists already: copy the folder to a new name, or remove it first", to.display()));
     }
-    fn copy(from: &Path, to: &Path, count: &mut usize) -> Result<(), String> {
+    fn copy_folder(from: &Path, to: &Path, count: &mut usize) -> Result<(), String> {
         std::fs::create_dir_all(to).map_err(|e| io_error("make", to, e))?;
         for entry in std::fs::read_dir(from).map_err(|e| io_error("list", from, e))? {
             let entry = entry.map_err(|e| io_error("list", from, e))?;
@@ -467,7 +498,7 @@ fn copy_dir(args: &Value) -> Result<Outcome, String> {
             let kind = entry.file_type().map_err(|e| io_error("read", &a, e))?;
             if kind.is_dir() {
                 if name != "target" {
-                    copy(&a, &b, count)?;
+                    copy_folder(&a, &b, count)?;
                 }
             } else if kind.is_file() {
                 std::fs::copy(&a, &b).map_err(|e| io_error("copy", &a, e))?;
@@ -477,25 +508,31 @@ fn copy_dir(args: &Value) -> Result<Outcome, String> {
         Ok(())
     }
     let mut count = 0;
-    copy(&from, &to, &mut count)?;
+    copy_folder(&from, &to, &mut count)?;
     Ok(ok(format!("copied {count} files from {} to {}", from.display(), to.display()), format!("{count} files")))
 }
 
-fn search(args: &Value) -> Result<Outcome, String> {
-    let pattern = string_arg(args, "pattern")?;
-    let regex = regex_lite::Regex::new(pattern).map_err(|e| format!("`pattern` is not a valid regular expression: {e}"))?;
-    let root = if args["path"].is_string() { path_arg(args, "path")? } else { PathBuf::from("/") };
-    let glob = args["glob"].as_str().map(glob_regex).transpose()?;
-    let mut hits = Vec::new();
-    let mut files = 0usize;
-    fn walk(
-        path: &Path,
-        regex: &regex_lite::Regex,
-        glob: &Option<regex_lite::Regex>,
-        hits: &mut Vec<String>,
-        files: &mut usize,
-    ) {
-        if hits.len() >= 200 {
+/// The most matches of a search page; matches are counted up to [`SEARCH_COUNT`].
+const SEARCH_PAGE: usize = 200;
+const SEARCH_COUNT: usize = 10_000;
+
+/// The matches of a search: those of the page asked for, and how many there are.
+struct Hits {
+    regex: regex_lite::Regex,
+    glob: Option<regex_lite::Regex>,
+    /// The first match to show, from 1.
+    from: usize,
+    shown: Vec<String>,
+    bytes: usize,
+    /// Whether the page is full (by matches or bytes).
+    full: bool,
+    count: usize,
+    files: usize,
+}
+
+impl Hits {
+    fn walk(&mut self, path: &Path) {
+        if self.count >= SEARCH_COUNT {
             return;
         }
         let Ok(meta) = std::fs::metadata(path) else { return };
@@ -509,37 +546,65 @@ fn search(args: &Value) -> Result<Outcome, String> {
                     || name == "target"
                     || (path == Path::new("/") && (name == "proc" || name == "self"));
                 if !skip {
-                    walk(&child, regex, glob, hits, files);
+                    self.walk(&child);
                 }
             }
             return;
         }
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        if meta.len() > 1 << 20 || glob.as_ref().is_some_and(|g| !g.is_match(&name)) {
+        if meta.len() > 1 << 20 || self.glob.as_ref().is_some_and(|g| !g.is_match(&name)) {
             return;
         }
         let Ok(text) = std::fs::read_to_string(path) else { return };
-        *files += 1;
+        self.files += 1;
         for (n, line) in text.lines().enumerate() {
-            if regex.is_match(line) {
-                hits.push(format!("{}:{}: {}", path.display(), n + 1, clip_line(line.trim_end(), 300)));
-                if hits.len() >= 200 {
-                    return;
+            if !self.regex.is_match(line) {
+                continue;
+            }
+            self.count += 1;
+            if self.count >= self.from && !self.full {
+                let hit = format!("{}:{}: {}", path.display(), n + 1, clip_line(line.trim_end(), 300));
+                if self.shown.len() >= SEARCH_PAGE || self.bytes + hit.len() > PAGE_BYTES - 200 {
+                    self.full = true;
+                } else {
+                    self.bytes += hit.len() + 1;
+                    self.shown.push(hit);
                 }
+            }
+            if self.count >= SEARCH_COUNT {
+                return;
             }
         }
     }
-    walk(&root, &regex, &glob, &mut hits, &mut files);
-    let n = hits.len();
-    let text = if hits.is_empty() {
-        format!("no match in {files} files under {}", root.display())
-    } else {
-        if n >= 200 {
-            hits.push("[stopped at 200 matches: narrow the pattern or the path]".into());
-        }
-        hits.join("\n")
-    };
-    Ok(ok(text, format!("{n} matches")))
+}
+
+fn search(args: &Value) -> Result<Outcome, String> {
+    let pattern = string_arg(args, "pattern")?;
+    let regex = regex_lite::Regex::new(pattern).map_err(|e| format!("`pattern` is not a valid regular expression: {e}"))?;
+    let root = if args["path"].is_string() { path_arg(args, "path")? } else { PathBuf::from("/") };
+    let glob = args["glob"].as_str().map(glob_regex).transpose()?;
+    let from = args["offset"].as_u64().unwrap_or(1).max(1) as usize;
+    let mut hits = Hits { regex, glob, from, shown: vec![], bytes: 0, full: false, count: 0, files: 0 };
+    hits.walk(&root);
+    let count = if hits.count >= SEARCH_COUNT { format!("more than {SEARCH_COUNT}") } else { hits.count.to_string() };
+    if hits.shown.is_empty() {
+        let text = if hits.count == 0 {
+            format!("no match in {} files under {}", hits.files, root.display())
+        } else {
+            format!("no match from offset {from}: there are {count} matches")
+        };
+        return Ok(ok(text, format!("{count} matches")));
+    }
+    let last = from + hits.shown.len() - 1;
+    let mut text = hits.shown.join("\n");
+    if last < hits.count {
+        text.push_str(&format!(
+            "\n[matches {from}-{last} of {count} shown; the next page: search with offset {}, or narrow the pattern, \
+             path or glob]",
+            last + 1
+        ));
+    }
+    Ok(ok(text, format!("{count} matches")))
 }
 
 /// `*.rs` as a regular expression over a file name.
@@ -554,6 +619,52 @@ fn glob_regex(glob: &str) -> Result<regex_lite::Regex, String> {
     }
     re.push('$');
     regex_lite::Regex::new(&re).map_err(|e| format!("`glob` is not valid: {e}"))
+}
+
+/// Where results longer than a page are kept whole for `read_file` (a hidden folder: no session's
+/// name, and no search, meets it); the newest [`RESULTS_KEPT`] stay.
+pub const RESULTS_DIR: &str = "/state/agent/.results";
+const RESULTS_KEPT: usize = 32;
+
+/// A result that fits a page as it is; a longer one as its first page of whole lines, with the
+/// file that holds it whole and the offset to read on from (a result cut in its middle, JSON most
+/// of all, would mislead the model).
+fn paged_result(text: String, what: &str) -> String {
+    if text.len() <= PAGE_BYTES {
+        return text;
+    }
+    let path = match save_result(&text) {
+        Ok(path) => path,
+        Err(e) => return format!("{}\n[this {what} is {} bytes and could not be kept: {e}]", clip(text.clone()), text.len()),
+    };
+    let page = pages::page(&text, 1, usize::MAX, PAGE_BYTES - 400);
+    let mut out = page.text.clone();
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "[{what} is {} bytes, {} lines; lines 1-{} shown. It is kept whole in {path}: the next page is read_file \
+         of {path} with offset {}]\n",
+        text.len(),
+        page.total,
+        page.last,
+        page.last + 1
+    ));
+    out
+}
+
+/// Saves a long result in [`RESULTS_DIR`] and removes the oldest beyond [`RESULTS_KEPT`].
+fn save_result(text: &str) -> std::io::Result<String> {
+    std::fs::create_dir_all(RESULTS_DIR)?;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let path = format!("{RESULTS_DIR}/{}-{:09}.txt", now.as_secs(), now.subsec_nanos());
+    sausage_plugin::write_atomic(&path, text)?;
+    let mut kept: Vec<PathBuf> = std::fs::read_dir(RESULTS_DIR)?.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    kept.sort();
+    for old in kept.iter().rev().skip(RESULTS_KEPT) {
+        let _ = std::fs::remove_file(old);
+    }
+    Ok(path)
 }
 
 fn clip(mut text: String) -> String {
@@ -599,13 +710,89 @@ mod tests {
         assert!(found.content.contains("/t/a.rs:2: fn go() {}"), "{}", found.content);
         let listed = list_dir(&json!({"path": "/t"})).unwrap();
         assert!(listed.content.contains("a.rs (22 bytes)"));
-        copy_dir(&json!({"from": "/t", "to": "/u"})).unwrap();
-        assert!(copy_dir(&json!({"from": "/t", "to": "/u"})).unwrap_err().contains("exists"));
+        copy(&json!({"from": "/t", "to": "/u"})).unwrap();
+        assert!(copy(&json!({"from": "/t", "to": "/u"})).unwrap_err().contains("exists"));
+        assert!(copy(&json!({"from": "/t", "to": "/t/inner"})).unwrap_err().contains("into itself"));
+        copy(&json!({"from": "/t/a.rs", "to": "/v/w/b.rs"})).unwrap();
+        assert_eq!(std::fs::read_to_string("/v/w/b.rs").unwrap(), "fn go() {}\nfn go() {}\n");
+        assert!(copy(&json!({"from": "/t/a.rs", "to": "/v/w/b.rs"})).unwrap_err().contains("set replace"));
+        assert!(copy(&json!({"from": "/t/a.rs", "to": "/v/w"})).unwrap_err().contains("is a folder"));
+        std::fs::write("/t/c.rs", "c").unwrap();
+        copy(&json!({"from": "/t/c.rs", "to": "/v/w/b.rs", "replace": true})).unwrap();
+        assert_eq!(std::fs::read_to_string("/v/w/b.rs").unwrap(), "c");
         let read = read_file(&json!({"path": "/u/a.rs", "offset": 2, "limit": 1})).unwrap();
         assert_eq!(read.content, "fn go() {}\n");
         write_file(&json!({"path": "/t/x.json", "content": {"a": 1}})).unwrap();
         assert_eq!(std::fs::read_to_string("/t/x.json").unwrap(), "{\n  \"a\": 1\n}\n");
         std::fs::write("/t/no-newline.txt", "one\ntwo").unwrap();
         assert_eq!(read_file(&json!({"path": "/t/no-newline.txt"})).unwrap().content, "one\ntwo");
+    }
+
+    /// Reads every page of a long file the way a model would: by the offset each page names.
+    #[test]
+    fn a_long_file_comes_in_pages_that_say_where_to_go_on() {
+        let mut doc = String::from("# Guide\n");
+        for section in 1..=40 {
+            doc.push_str(&format!("## {section}. Section\n"));
+            for line in 0..40 {
+                doc.push_str(&format!("Section {section}, line {line}: {}\n", "words ".repeat(4)));
+            }
+        }
+        let total = doc.lines().count();
+        write_file(&json!({"path": "/long/guide.md", "content": doc})).unwrap();
+        let first = read_file(&json!({"path": "/long/guide.md"})).unwrap();
+        assert!(first.content.starts_with(&format!("[contents of this {total}-line file")), "{}", &first.content[..200]);
+        assert!(first.content.contains("   43  ## 2. Section\n"));
+        assert!(first.content.len() <= MAX_RESULT);
+        let (mut read, mut offset, mut pages) = (String::new(), None::<usize>, 0);
+        loop {
+            let args = match offset {
+                None => json!({"path": "/long/guide.md"}),
+                Some(o) => json!({"path": "/long/guide.md", "offset": o}),
+            };
+            let page = read_file(&args).unwrap();
+            assert!(page.summary.ends_with(&format!("of {total}")), "{}", page.summary);
+            pages += 1;
+            let body = page.content.split("[the file from line 1:]\n").last().unwrap();
+            let Some(at) = body.rfind("\n[lines ") else {
+                read.push_str(body);
+                break;
+            };
+            read.push_str(&body[..at + 1]);
+            let next: usize = body[at..].split("with offset ").nth(1).unwrap().trim_end_matches("]\n").parse().unwrap();
+            assert_eq!(next, read.lines().count() + 1, "the offset is the next line of the whole file");
+            offset = Some(next);
+        }
+        assert_eq!(read, doc);
+        assert!(pages >= 3, "{pages} pages");
+        // an offset given: no contents, the page from there
+        let later = read_file(&json!({"path": "/long/guide.md", "offset": 43, "limit": 1})).unwrap();
+        assert_eq!(later.content, format!("## 2. Section\n[lines 43-43 of {total} shown; the next page: read_file with offset 44]\n"));
+    }
+
+    #[test]
+    fn long_lists_searches_and_results_say_how_to_go_on() {
+        std::fs::create_dir_all("/many").unwrap();
+        for i in 0..1500 {
+            std::fs::write(format!("/many/f{i:04}.txt"), "needle\n").unwrap();
+        }
+        let listed = list_dir(&json!({"path": "/many"})).unwrap();
+        assert!(listed.content.ends_with("[entries 1-1000 of 1500 shown; the next page: list_dir with offset 1001]"), "{}", &listed.content[listed.content.len() - 200..]);
+        let rest = list_dir(&json!({"path": "/many", "offset": 1001})).unwrap();
+        assert!(rest.content.starts_with("f1000.txt (7 bytes)\n") && rest.content.ends_with("f1499.txt (7 bytes)"));
+        let found = search(&json!({"pattern": "needle", "path": "/many"})).unwrap();
+        assert!(found.content.ends_with("[matches 1-200 of 1500 shown; the next page: search with offset 201, or narrow the pattern, path or glob]"));
+        assert_eq!(found.summary, "1500 matches");
+        let last = search(&json!({"pattern": "needle", "path": "/many", "offset": 1401})).unwrap();
+        assert!(last.content.starts_with("/many/f1400.txt:1: needle") && last.content.ends_with("/many/f1499.txt:1: needle"));
+        // a long call result: its first page, kept whole for read_file
+        let result = json!({"items": (0..3000).map(|i| format!("item {i}")).collect::<Vec<_>>()});
+        let outcome = call_outcome("big.list", result.clone());
+        let text = serde_json::to_string_pretty(&result).unwrap();
+        let note = outcome.content.lines().last().unwrap();
+        assert!(note.starts_with(&format!("[big.list's result is {} bytes, 3004 lines; lines 1-", text.len())), "{note}");
+        let path = note.split("kept whole in ").nth(1).unwrap().split(':').next().unwrap();
+        assert_eq!(std::fs::read_to_string(path).unwrap(), text);
+        assert!(text.starts_with(outcome.content.trim_end_matches(&format!("{note}\n"))));
     }
 }

@@ -238,7 +238,7 @@ async fn steps(
         }
         let op = t.model_op.take().unwrap_or(0);
         let partial = std::mem::take(&mut t.partial);
-        let (reply, attempts) = match outcome {
+        let (mut reply, attempts) = match outcome {
             Ok(r) => r,
             Err(message) => {
                 let mut entries = vec![("agent.op-result.v1", t.session.end_op(op, "error", json!({"message": message})))];
@@ -255,11 +255,12 @@ async fn steps(
         };
         input_tokens += reply.input_tokens;
         output_tokens += reply.output_tokens;
-        let result = t.session.end_op(
-            op,
-            "ok",
-            json!({"attempts": attempts, "input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens, "stop": reply.stop}),
-        );
+        let mut detail =
+            json!({"attempts": attempts, "input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens, "stop": reply.stop});
+        if let Some(form) = calls_in_text(&mut reply, &specs, op) {
+            detail["text_calls"] = json!(form);
+        }
+        let result = t.session.end_op(op, "ok", detail);
         t.session.state.context.push(Message::Assistant {
             text: reply.text.clone(),
             tool_calls: reply.tool_calls.clone(),
@@ -343,6 +344,28 @@ async fn steps(
             t.session.stage(vec![("agent.op-result.v1", result), ("agent.step.v1", s)]);
         }
     }
+}
+
+/// Makes the tool calls that an answer wrote as text (a local model whose template's parser
+/// missed them) the answer's calls, with the text around them as its text; returns their form.
+/// From then on they are calls like any other: journaled as such, and sent back to the model in
+/// its provider's form, as an assistant message with tool calls and their results.
+fn calls_in_text(reply: &mut model::Reply, specs: &[model::ToolSpec], op: u64) -> Option<&'static str> {
+    // a stop for length cut the answer: what looks like a call may be half of one
+    if !reply.tool_calls.is_empty() || !matches!(reply.stop.as_str(), "stop" | "end_turn" | "stop_sequence") {
+        return None;
+    }
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    let found = crate::text_calls::parse(&reply.text, &names)?;
+    reply.tool_calls = found
+        .calls
+        .into_iter()
+        .enumerate()
+        // nine letters and digits: the one form of ID that every provider takes back (Mistral's rule)
+        .map(|(i, (name, arguments))| context::ToolCall { id: format!("t{:05}{:03}", op % 100_000, i % 1000), name, arguments })
+        .collect();
+    reply.text = found.prose;
+    Some(found.form)
 }
 
 /// The final step, with the turn's usage and time.
