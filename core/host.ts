@@ -228,6 +228,11 @@ export class Host {
           world,
           cacheDir: options.cacheDir,
           cache: this.cache,
+          discover: async (plugin, wasm) =>
+            await this.discovery.discover(
+              plugin,
+              await this.versions.load(wasm, `the built ${plugin}`),
+            ),
         }),
         mcp: this.mcpServers.plugin(),
       },

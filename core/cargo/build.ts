@@ -46,11 +46,24 @@ export interface BuilderOptions {
   cache: ComponentCache;
   /** The build slots (default: those of `cacheDir`). */
   slots?: BuildSlots;
+  /**
+   * The `rpc.discover` document of a built component (the host loads it as
+   * it would at activation), or why there is none.
+   */
+  discover?: (
+    plugin: string,
+    wasm: Uint8Array,
+  ) => Promise<{ ok: true; document: unknown } | { ok: false; reason: string }>;
 }
 
 /** The result of `cargo.build`. */
 export interface BuildResult {
   wasm: string;
+  /**
+   * `/state/cargo/builds/<n>/discover.json`: the built component's
+   * document, so that a consumer's import can be made before it is activated.
+   */
+  discover?: string;
   tests: { passed: number; failed: number; output: string };
   warnings: string[];
 }
@@ -288,7 +301,12 @@ export function cargoPlugin(options: BuilderOptions): NativePlugin {
           ctx.notify("progress", { step: "copy", text: `copying /plugins/${job.plugin}/source` });
           await Deno.remove(job.work, { recursive: true }).catch(() => {});
           await copySource(job.source, job.work);
-          const result = await deliver(job, await runInWorker(job, ctx, options.cache), ctx);
+          const result = await deliver(
+            job,
+            await runInWorker(job, ctx, options.cache),
+            ctx,
+            options.discover,
+          );
           built = true;
           return result;
         } catch (e) {
@@ -634,12 +652,32 @@ export interface Built extends Omit<BuildResult, "wasm"> {
   artifact: string;
 }
 
-/** Copies the built component into the world's `state/cargo/builds/<n>/` (on the host's thread). */
-async function deliver(job: BuildJob, built: Built, ctx: NativeContext): Promise<BuildResult> {
+/**
+ * Copies the built component into the world's `state/cargo/builds/<n>/`,
+ * with its document beside it when it answers one (on the host's thread).
+ */
+async function deliver(
+  job: BuildJob,
+  built: Built,
+  ctx: NativeContext,
+  discover: BuilderOptions["discover"],
+): Promise<BuildResult> {
   const { n, dir } = await nextBuildDir(job.buildsDir);
   const name = `${job.plugin}.wasm`;
+  const warnings = [...built.warnings];
+  let document: string | undefined;
+  if (discover) {
+    ctx.notify("progress", { step: "discover", text: "reading the component's rpc.discover" });
+    const found = await discover(job.plugin, await Deno.readFile(built.artifact)).catch((e) => ({
+      ok: false as const,
+      reason: (e as Error).message,
+    }));
+    if (found.ok) document = JSON.stringify(found.document, null, 2) + "\n";
+    else warnings.push(`the component answers no rpc.discover document: ${found.reason}`);
+  }
   try {
     await Deno.copyFile(built.artifact, join(dir, name));
+    if (document !== undefined) await Deno.writeTextFile(join(dir, "discover.json"), document);
     // a build that answered survives a power cut: its bytes, its name, its folder's name
     await syncFile(join(dir, name));
     await syncFolder(dir);
@@ -649,7 +687,12 @@ async function deliver(job: BuildJob, built: Built, ctx: NativeContext): Promise
     throw e;
   }
   ctx.log(`built ${basename(built.artifact)} as /state/cargo/builds/${n}/${name}`);
-  return { wasm: `/state/cargo/builds/${n}/${name}`, tests: built.tests, warnings: built.warnings };
+  return {
+    wasm: `/state/cargo/builds/${n}/${name}`,
+    ...(document === undefined ? {} : { discover: `/state/cargo/builds/${n}/discover.json` }),
+    tests: built.tests,
+    warnings,
+  };
 }
 
 /** The package a build resolved, and how many compiled units a build of it has. */
@@ -933,7 +976,9 @@ const DISCOVER = {
       "crates (the network only for what is missing; the lock file is kept in the source folder), " +
       "runs its tests under WASI in the release profile, and builds the release wasm32-wasip2 " +
       "component to /state/cargo/builds/<n>/<plugin>.wasm. It does not activate it: call " +
-      "core.activate next. A failed step is the error -32004 with its output and data.step.",
+      "core.activate next; `discover` is the path of its rpc.discover document, from which a " +
+      "consumer's import can be made first. A failed step is the error -32004 with its output " +
+      "and data.step.",
     paramStructure: "by-name",
     params: [{
       name: "plugin",
@@ -947,6 +992,7 @@ const DISCOVER = {
         type: "object",
         properties: {
           wasm: { type: "string" },
+          discover: { type: "string" },
           tests: {
             type: "object",
             properties: {

@@ -40,6 +40,11 @@ Deno.test("cargo.build builds and tests the SDK example; core.activate makes it 
     tests: { passed: number; failed: number; output: string };
   };
   assert.match(result.wasm, /^\/state\/cargo\/builds\/\d+\/notes\.wasm$/);
+  // its document beside it, for a consumer's import before the activation
+  const discover = (result as { discover?: string }).discover ?? "(none)";
+  assert.equal(discover, result.wasm.replace(/notes\.wasm$/, "discover.json"));
+  const document = JSON.parse(await Deno.readTextFile(join(w.root, discover)));
+  assert.ok(document.methods.some((m: { name: string }) => m.name === "add"));
   assert.equal(result.tests.failed, 0);
   assert.equal(result.tests.passed, 2);
   assert.ok(steps.some((s) => s.step === "test"));

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { PROVIDED_INTERFACES } from "../../runtime/wasi/provided.ts";
 import {
@@ -23,7 +23,8 @@ import type { ProcessLimits } from "../../runtime/messages.ts";
 
 /** The cache folder: `override`, else `$XDG_CACHE_HOME/sausage`, else `~/.cache/sausage`. */
 export function resolveCacheDir(override?: string): string {
-  if (override) return override;
+  // absolute: cargo.build hands paths in it to cargo, which runs in another folder
+  if (override) return resolve(override);
   const xdg = Deno.env.get("XDG_CACHE_HOME");
   if (xdg) return join(xdg, "sausage");
   const home = Deno.env.get("HOME") ?? Deno.env.get("USERPROFILE");

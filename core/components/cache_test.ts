@@ -28,6 +28,7 @@ function withEnv(vars: Record<string, string | undefined>, fn: () => void): void
 Deno.test("the cache folder: --cache-dir, else $XDG_CACHE_HOME/sausage, else ~/.cache/sausage", () => {
   withEnv({ XDG_CACHE_HOME: "/x/cache", HOME: "/home/u", USERPROFILE: undefined }, () => {
     assert.equal(resolveCacheDir("/given"), "/given");
+    assert.equal(resolveCacheDir("rel/cache"), join(Deno.cwd(), "rel", "cache"), "made absolute");
     assert.equal(resolveCacheDir(), "/x/cache/sausage");
   });
   withEnv({ XDG_CACHE_HOME: undefined, HOME: "/home/u", USERPROFILE: undefined }, () => {
