@@ -145,7 +145,7 @@ Deno.test("a chat prints the agent's tool steps as short lines, then its answer"
   await c.run("what does a.txt say?");
   assert.deepEqual(c.printed, [
     "  Let me read it.",
-    "  ▸ read_file /state/demo/a.txt … 2 lines",
+    "  ▸ read_file /state/demo/a.txt … lines 1-2 of 2",
     "  ▸ read_file /state/demo/none … cannot read /state/demo/none: No such file or directory (os error 44)",
     "  It says A and B.",
   ]);

@@ -47,7 +47,8 @@ Deno.test("a cargo.build in the console shows its progress on the status line, t
   await commands.run(parseLine(line), line);
 
   const statuses = events.flatMap((e) => "status" in e && e.status !== null ? [e.status] : []);
-  assert.ok(statuses.includes("… running the tests"), statuses.join("\n"));
+  assert.ok(statuses.includes("… compiling the tests"), statuses.join("\n"));
+  assert.ok(statuses.includes("… running unittests src/main.rs"), statuses.join("\n"));
   assert.ok(statuses.some((s) => s.startsWith("… test result: ok.")), statuses.join("\n"));
   assert.ok(statuses.every((s) => !s.includes("\n")), "each progress is one line");
   // the status line is cleared before the result is printed, and nothing of the progress is printed
@@ -56,5 +57,5 @@ Deno.test("a cargo.build in the console shows its progress on the status line, t
   assert.equal(printed.length, 1, JSON.stringify(printed));
   assert.ok(cleared >= 0 && cleared < printed[0][0]);
   assert.match(printed[0][1], /\/state\/cargo\/builds\/\d+\/notes\.wasm/);
-  assert.doesNotMatch(printed[0][1], /running the tests/);
+  assert.doesNotMatch(printed[0][1], /running unittests/);
 });
