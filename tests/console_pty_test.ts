@@ -78,6 +78,9 @@ class Pane {
       "LESS",
       Deno.execPath(),
       "run",
+      // as `deno task sausage` runs it: without --quiet, Deno's own progress line for a new
+      // worker's modules clears the row the prompt is on
+      "--quiet",
       "--no-prompt",
       "-A",
       "--unstable-worker-options",
