@@ -41,6 +41,7 @@ import { mcp } from "./host/mcp.ts";
 import { web } from "./host/web.ts";
 import { wasmtime } from "./host/wasmtime.ts";
 import { durability } from "./host/durability.ts";
+import { journal } from "./host/journal.ts";
 import type { Section } from "./section.ts";
 
 /** Every section, in the order they run. Add new sections here. */
@@ -61,6 +62,7 @@ export const SECTIONS: Section[] = [
   builds,
   agent,
   durability,
+  journal,
 ];
 
 const RESULTS_DIR = join(REPO_ROOT, "bench", "results");
@@ -69,7 +71,7 @@ const USAGE = `Usage: deno task bench [options]
 
 Measures the Sausage host: call latency, calls per second, time to ready,
 memory per idle process, files from a plugin (against jco's preview2-shim),
-locks, preemption and activation, with baselines from the same run. Prints a
+locks, preemption, activation, builds and the journal, with baselines from the same run. Prints a
 table and writes every figure to bench/results/<time>-<groups>.json.
 
 Options:

@@ -30,7 +30,8 @@ import { defaultPoolSize } from "../core/pool.ts";
 import { ControlClient, ControlError } from "../core/control_client.ts";
 import { type HostView, LocalHostView } from "../core/host_view.ts";
 import { ErrorCode, type Response } from "../core/jsonrpc.ts";
-import { type Entry, Journal, type LogQuery, QueryError } from "../core/journal.ts";
+import { type Entry, Journal, type LogAnswer, type LogQuery, QueryError } from "../core/journal.ts";
+import { LOG_FORMATS, type LogFormat, searchAll, writeEntries } from "./log_query.ts";
 import { runComponent } from "./run_command.ts";
 import { registerOpsCommands } from "./ops_commands.ts";
 import { startFailure } from "./preflight.ts";
@@ -503,17 +504,44 @@ interface LogOptions {
   plugin?: string;
   pid?: string;
   grep?: string;
+  since?: string;
+  until?: string;
   json?: boolean;
+  format?: string;
+  all?: boolean;
 }
 
 async function printLog(world: string, opts: LogOptions): Promise<number> {
   const limit = Number(opts.lines);
   if (!Number.isInteger(limit) || limit < 1) fail("-n takes a positive integer", ExitCode.Usage);
-  const query: Record<string, unknown> = { limit };
+  const format = (opts.format ?? (opts.json ? "json" : "text")) as LogFormat;
+  if (!LOG_FORMATS.includes(format)) {
+    fail(`--format takes ${LOG_FORMATS.join(", ")}, not "${opts.format}"`, ExitCode.Usage);
+  }
+  if (opts.all && opts.follow) fail("--all and -f do not go together", ExitCode.Usage);
+  const query: LogQuery = { limit };
   if (opts.plugin !== undefined) query.plugin = opts.plugin;
   if (opts.pid !== undefined) query.pid = opts.pid;
   if (opts.grep !== undefined) query.grep = opts.grep;
-  let answer: { entries: Entry[]; cut?: unknown };
+  if (opts.since !== undefined) query.since = opts.since;
+  if (opts.until !== undefined) query.until = opts.until;
+  const { formatLog, makeStyle } = await import("../console/format.ts");
+  const style = makeStyle(colorsOn());
+  if (opts.all) {
+    // the file itself, oldest first, however many: SQLite lets the host write meanwhile
+    const journal = openJournalFile(world);
+    try {
+      const { limit: _all, ...range } = query;
+      await writeEntries(journal.each(range), format, Deno.stdout, (b) => formatLog(b, { style }));
+    } catch (e) {
+      fail((e as Error).message, e instanceof QueryError ? ExitCode.Usage : ExitCode.Error);
+    } finally {
+      journal.close();
+    }
+    return ExitCode.Ok;
+  }
+  const progress = searchProgress();
+  let answer: LogAnswer;
   const remote = await connect(world);
   if (opts.follow && !remote) {
     fail(
@@ -527,9 +555,22 @@ async function printLog(world: string, opts: LogOptions): Promise<number> {
     let print: (entry: Entry) => void = (entry) => early.push(entry);
     const following = opts.follow ? await remote.follow((entry) => print(entry)) : undefined;
     try {
-      const response = await remote.request("core.log", query);
-      if (response.error) fail(response.error.message);
-      answer = response.result as typeof answer;
+      answer = await searchAll(
+        async (q) => {
+          const response = await remote.request("core.log", { ...q });
+          if (response.error) {
+            progress.done();
+            fail(
+              response.error.message,
+              response.error.code === ErrorCode.InvalidParams ? ExitCode.Usage : ExitCode.Error,
+            );
+          }
+          return response.result as LogAnswer;
+        },
+        query,
+        progress.show,
+      );
+      progress.done();
       if (following) {
         const shown = await logPrinter(opts, answer);
         const last = answer.entries.at(-1)?.id ?? "";
@@ -543,31 +584,54 @@ async function printLog(world: string, opts: LogOptions): Promise<number> {
     }
   } else {
     // no host: the journal file itself (SQLite lets a host start meanwhile)
-    const path = join(resolve(world), "state", "core", "journal.sqlite");
+    const journal = openJournalFile(world);
     try {
-      await Deno.stat(path);
-    } catch {
-      fail(`${world} has no journal (${path}): is it a world?`, ExitCode.World);
-    }
-    const journal = new Journal(path);
-    try {
-      answer = journal.search(query as LogQuery);
+      answer = await searchAll((q) => Promise.resolve(journal.search(q)), query, progress.show);
     } catch (e) {
       fail((e as Error).message, e instanceof QueryError ? ExitCode.Usage : ExitCode.Error);
     } finally {
+      progress.done();
       journal.close();
     }
   }
-  if (opts.json) {
-    console.log(JSON.stringify(answer.entries, null, 2));
-    return ExitCode.Ok;
-  }
-  const { formatLog, makeStyle } = await import("../console/format.ts");
-  console.log(formatLog(answer.entries, { style: makeStyle(colorsOn()) }));
+  await writeEntries(answer.entries, format, Deno.stdout, (b) => formatLog(b, { style }));
   if (answer.cut !== undefined) {
-    console.error(pc.dim("sausage: older entries were left out (the answer was bounded)"));
+    console.error(pc.dim(
+      `sausage: older entries were left out (the answer reached its size bound); ` +
+        `for them: --until ${answer.cut.until}`,
+    ));
   }
   return ExitCode.Ok;
+}
+
+/** The journal file of a world, opened for reading (a clear error when there is none). */
+function openJournalFile(world: string): Journal {
+  const path = join(resolve(world), "state", "core", "journal.sqlite");
+  try {
+    Deno.statSync(path);
+  } catch {
+    fail(`${world} has no journal (${path}): is it a world?`, ExitCode.World);
+  }
+  return new Journal(path);
+}
+
+/** A line on stderr that says how far back a long search is, on a terminal only. */
+function searchProgress(): { show: (before: string) => void; done: () => void } {
+  const terminal = Deno.stderr.isTerminal();
+  let shown = false;
+  return {
+    show: (before) => {
+      if (!terminal) return;
+      shown = true;
+      Deno.stderr.writeSync(
+        new TextEncoder().encode(`\r\x1b[2K${pc.dim(`searching the entries before ${before}…`)}`),
+      );
+    },
+    done: () => {
+      if (shown) Deno.stderr.writeSync(new TextEncoder().encode("\r\x1b[2K"));
+      shown = false;
+    },
+  };
 }
 
 /** `log -f`: prints the entries of `answer`, then gives what prints each new one that matches. */
@@ -583,8 +647,9 @@ async function logPrinter(
     (opts.pid === undefined || e.pid === opts.pid) && (grep === undefined || grep.test(e.line));
   const print = (entries: Entry[]) => {
     if (entries.length === 0) return;
-    if (opts.json) { for (const e of entries) console.log(JSON.stringify(e)); }
-    else console.log(formatLog(entries, { style }));
+    if (opts.json || opts.format === "json" || opts.format === "ndjson") {
+      for (const e of entries) console.log(JSON.stringify(e));
+    } else console.log(formatLog(entries, { style }));
   };
   print(answer.entries);
   return (entry) => {
@@ -878,7 +943,15 @@ world cannot be run; 75 a plugin called core.exit.`,
     .option("--plugin <name>", "only the entries of this plugin")
     .option("--pid <pid>", "only the entries of this process")
     .option("--grep <regex>", "only lines that match (RE2 syntax, linear time)")
-    .option("--json", "print the entries as a JSON array (with -f: one JSON entry a line)")
+    .option("--since <time>", "only entries at or after: ISO 8601, ms since 1970, or an entry ID")
+    .option("--until <time>", "only entries before: like --since")
+    .option("--format <format>", "text, json (an array) or ndjson (one JSON entry a line)")
+    .option("--json", "the same as --format json (with -f: one JSON entry a line)")
+    .option(
+      "--all",
+      "every matching entry, oldest first, not only the last N: with --since and --until, " +
+        "a range to archive before retention prunes it",
+    )
     .option("-f, --follow", "then print each new entry as it comes, until Ctrl-C (exit 0)")
     .action(async (world: string, opts: LogOptions) => {
       done(await printLog(world, opts));

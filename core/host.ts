@@ -154,9 +154,12 @@ export class Host {
     this.#lock = lock;
     this.onNote = options.onNote ?? (() => {});
     const note = (text: string) => this.note(text);
-    this.journal = new Journal(world.journalPath, { onTrouble: note });
     // the limits of PROTOCOL 3.10: compiled modules, workers, /self and /run and the table apply them
     const { limits, problems } = readLimits(world.limitsPath);
+    this.journal = new Journal(world.journalPath, {
+      onTrouble: note,
+      retention: { mib: limits.journal_mib, days: limits.journal_days },
+    });
     for (const p of problems) this.journal.event(null, null, `warning: ${p}`);
     this.cache = new ComponentCache(options.cacheDir, {
       limits: processLimits(limits),

@@ -171,8 +171,8 @@ export function limitsTemplate(): string {
     const what = _limitWhat(name);
     return what === undefined ? settings[i] : `${settings[i].padEnd(width)}  # ${what}`;
   });
-  return `# Limits of processes, calls and what they hold (PROTOCOL section 3.10), read
-# when the host starts.
+  return `# Limits of processes, calls and what they hold (PROTOCOL section 3.10), and
+# how much journal the world keeps (section 7), read when the host starts.
 #
 # Each line below is a limit at its default. To raise one, uncomment its line
 # and change the number (a positive integer), then restart the host. An unknown

@@ -6,12 +6,13 @@
  * stream (`stderr` for what a process logs, `core` for the core's events)
  * and the line. Writes are batched into one transaction per event-loop turn;
  * a failed write (a full disk) keeps the entries in memory and retries, so a
- * bad moment loses nothing that was already journaled.
+ * bad moment loses nothing that was already journaled, and queries see them.
+ * Retention ({@linkcode Retention}) prunes the oldest entries in small
+ * batches; a `grep` reaches every entry, in slices of bounded time.
  *
  * @module
  */
 import { DatabaseSync, type StatementSync } from "node:sqlite";
-import { RE2JS } from "re2js";
 import { uuidv7 } from "uuidv7";
 import {
   DEFAULT_LIMIT,
@@ -20,7 +21,8 @@ import {
   MAX_LIMIT,
   MAX_QUERY_MS,
 } from "../protocol/limits.ts";
-export { DEFAULT_LIMIT, MAX_ANSWER_BYTES, MAX_GREP_LENGTH, MAX_LIMIT, MAX_QUERY_MS };
+import { compiledPattern, QueryError } from "./journal_grep.ts";
+export { DEFAULT_LIMIT, MAX_ANSWER_BYTES, MAX_GREP_LENGTH, MAX_LIMIT, MAX_QUERY_MS, QueryError };
 
 /** Where an entry came from. */
 export type Stream = "stderr" | "core";
@@ -77,10 +79,39 @@ const MAX_UNWRITTEN = 100_000;
 /** Lines of each running process kept in memory, for -32002 and `/proc/<pid>/log`. */
 export const TAIL_LINES = 20;
 
-/** Raised for a query with a bad filter; the message names it. */
-export class QueryError extends Error {
-  override name = "QueryError";
+/** How much journal a world keeps (`journal_mib`, `journal_days` of `config/limits.yaml`). */
+export interface Retention {
+  /** MiB of the database file: from 95 % of it the oldest entries go, down to 85 %. */
+  mib: number;
+  /** Days an entry is kept. */
+  days: number;
 }
+
+/** What one prune removed (also journaled as a core event). */
+export interface PruneReport {
+  entries: number;
+  /** The first and last entry removed. */
+  from: string;
+  to: string;
+  /** Which bound made it prune. */
+  reason: "size" | "age";
+  /** The longest one batch held the host's thread, in milliseconds. */
+  longestBatchMs: number;
+}
+
+/** A prune's batch aims at this much of the host's thread; the batch size follows it. */
+const PRUNE_BATCH_MS = 5;
+/** The share of `journal_mib` at which a prune starts, and the share it prunes down to. */
+const PRUNE_FROM = 0.95;
+const PRUNE_TO = 0.85;
+/** The share of the bound written between two checks of the size (a check reads four numbers). */
+const PRUNE_CHECK_SHARE = 1 / 64;
+/** How often the bounds are checked without writes (the age moves on). */
+const PRUNE_CHECK_MS = 60_000;
+/** Rows a `grep` slice covers: SQLite skips lines without the pattern's texts in about 25 ms. */
+const GREP_WINDOW_ROWS = 100_000;
+/** The write-ahead log is cut back to this after a checkpoint. */
+const WAL_LIMIT_BYTES = 16 * 1024 * 1024;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS entries (
@@ -135,6 +166,8 @@ export class Journal {
       onTrouble?: (message: string) => void;
       /** SQLite's `synchronous` (DECISIONS, "Power loss and a full disk"): NORMAL unless measured. */
       synchronous?: "NORMAL" | "FULL";
+      /** Bounds of the journal; none: it is never pruned (a `sausage log` of the file). */
+      retention?: Retention;
     } = {},
   ) {
     this.path = path;
@@ -142,6 +175,11 @@ export class Journal {
     this.#maxQueryMs = options.maxQueryMs ?? MAX_QUERY_MS;
     this.#maxAnswerBytes = options.maxAnswerBytes ?? MAX_ANSWER_BYTES;
     this.#db = new DatabaseSync(path);
+    this.#db.exec(`PRAGMA busy_timeout = ${Math.floor(options.busyTimeoutMs ?? 5000)};`);
+    if (this.#pragma("page_count") === 0) {
+      // pages that a prune frees can go back to the file system (set before the first table)
+      this.#db.exec("PRAGMA auto_vacuum = INCREMENTAL;");
+    }
     // WAL and NORMAL: a power cut may lose the last entries, never the database's consistency;
     // FULL would put an fsync on the host's thread at every turn of its event loop
     this.#db.exec(
@@ -149,12 +187,26 @@ export class Journal {
         options.synchronous === "FULL" ? "FULL" : "NORMAL"
       };`,
     );
-    this.#db.exec(`PRAGMA busy_timeout = ${Math.floor(options.busyTimeoutMs ?? 5000)};`);
+    this.#db.exec(`PRAGMA journal_size_limit = ${WAL_LIMIT_BYTES};`);
+    // checkpoints of 1 MiB rather than 4: each holds the host's thread a quarter as long
+    this.#db.exec("PRAGMA wal_autocheckpoint = 256;");
     this.#db.exec(SCHEMA);
     this.#insert = this.#db.prepare(
       "INSERT INTO entries (id, time, pid, plugin, stream, line) VALUES (?, ?, ?, ?, ?, ?)",
     );
+    this.#retention = options.retention;
+    if (this.#retention) {
+      this.#pruneTimer = setInterval(() => this.#checkBounds(), PRUNE_CHECK_MS);
+      Deno.unrefTimer(this.#pruneTimer);
+      this.#checkBounds();
+    }
   }
+
+  readonly #retention: Retention | undefined;
+  #pruneTimer: ReturnType<typeof setInterval> | undefined;
+  #pruning: Promise<PruneReport | null> | null = null;
+  /** About the bytes written since the size was last checked. */
+  #writtenSinceCheck = 0;
 
   /** Adds an entry; it reaches the database at the end of this event-loop turn. */
   append(pid: string | null, plugin: string | null, stream: Stream, line: string): string {
@@ -264,7 +316,138 @@ export class Journal {
       this.#failing = null;
       this.onTrouble?.("the journal can be written again; no entry was lost");
     }
+    if (this.#retention) {
+      for (const r of rows) this.#writtenSinceCheck += r.line.length + ENTRY_OVERHEAD_BYTES;
+      const bound = this.#retention.mib * 1024 * 1024;
+      if (this.#writtenSinceCheck >= bound * PRUNE_CHECK_SHARE) this.#checkBounds();
+    }
     return true;
+  }
+
+  /** Bytes of the database that hold entries (free pages not counted). */
+  usedBytes(): number {
+    const pages = this.#pragma("page_count") - this.#pragma("freelist_count");
+    return pages * this.#pragma("page_size");
+  }
+
+  /** Bytes of the database file. */
+  fileBytes(): number {
+    return this.#pragma("page_count") * this.#pragma("page_size");
+  }
+
+  #pragma(name: string): number {
+    return Number((this.#db.prepare(`PRAGMA ${name}`).get() as Record<string, number>)[name]);
+  }
+
+  /** Starts a prune in the background when a bound is passed (one at a time). */
+  #checkBounds(): void {
+    this.#writtenSinceCheck = 0;
+    if (this.#closed || this.#pruning !== null || !this.#retention) return;
+    if (this.#over(this.#retention, PRUNE_FROM) === null) return;
+    this.prune().catch((e) => {
+      this.onTrouble?.(`the journal could not be pruned: ${(e as Error).message}`);
+    });
+  }
+
+  /** Which bound the oldest entry passes (the size past `share` of its bound), or null. */
+  #over(retention: Retention, share: number): "size" | "age" | null {
+    if (this.usedBytes() > retention.mib * 1024 * 1024 * share) return "size";
+    const oldest = this.#db.prepare("SELECT time FROM entries ORDER BY id LIMIT 1").get() as
+      | { time: number }
+      | undefined;
+    if (oldest && oldest.time < Date.now() - retention.days * 86_400_000) return "age";
+    return null;
+  }
+
+  /**
+   * Removes the oldest entries until the journal is within its bounds (by
+   * size: from 95 % down to 85 % of it, so that the file stays within it
+   * while writes go on, and writing does not prune at every turn),
+   * in batches of about {@linkcode PRUNE_BATCH_MS} with the event loop free
+   * in between; each batch is one transaction, so a stop in the middle keeps
+   * every entry that was to be kept. Journals what it removed. Resolves null
+   * when nothing had to go (or no retention is set).
+   */
+  prune(): Promise<PruneReport | null> {
+    this.#pruning ??= this.#prune().finally(() => this.#pruning = null);
+    return this.#pruning;
+  }
+
+  async #prune(): Promise<PruneReport | null> {
+    const retention = this.#retention;
+    if (!retention) return null;
+    this.flush();
+    const first = this.#over(retention, PRUNE_FROM);
+    if (first === null) return null;
+    const report: PruneReport = { entries: 0, from: "", to: "", reason: first, longestBatchMs: 0 };
+    const nth = this.#db.prepare("SELECT id FROM entries ORDER BY id LIMIT 1 OFFSET ?");
+    const oldest = this.#db.prepare("SELECT id FROM entries ORDER BY id LIMIT 1");
+    const remove = this.#db.prepare("DELETE FROM entries WHERE id < ?");
+    let batch = 1000;
+    while (!this.#closed) {
+      const reason = this.#over(retention, PRUNE_TO);
+      if (reason === null) break;
+      const started = performance.now();
+      const from = (oldest.get() as { id: string } | undefined)?.id;
+      if (from === undefined) break;
+      // the batch ends before the entry `batch` places on, or where the age bound is
+      let end = (nth.get(batch) as { id: string } | undefined)?.id ?? "g"; // "g" sorts after any id
+      if (reason === "age") {
+        const young = idAt(Date.now() - retention.days * 86_400_000);
+        if (young < end) end = young;
+      }
+      const last = (this.#db.prepare("SELECT id FROM entries WHERE id < ? ORDER BY id DESC LIMIT 1")
+        .get(end) as { id: string } | undefined)?.id;
+      this.#db.exec("BEGIN");
+      let changes: number;
+      try {
+        changes = Number(remove.run(end).changes);
+        this.#db.exec("COMMIT");
+      } catch (e) {
+        this.#db.exec("ROLLBACK");
+        throw e;
+      }
+      if (changes === 0) break;
+      report.entries += changes;
+      if (report.from === "") report.from = from;
+      if (last !== undefined) report.to = last;
+      const took = performance.now() - started;
+      report.longestBatchMs = Math.max(report.longestBatchMs, took);
+      // the next batch aims at PRUNE_BATCH_MS: half to twice this one's size
+      batch = Math.max(100, Math.min(50_000, Math.round(batch * clamp(PRUNE_BATCH_MS / took))));
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+    if (report.entries === 0) return null;
+    if (this.#closed) return report; // the host stops: the rest waits for its next start
+    await this.#giveBack(retention);
+    const bound = report.reason === "size"
+      ? `journal_mib ${retention.mib} was reached`
+      : `older than journal_days ${retention.days}`;
+    this.event(
+      null,
+      null,
+      `journal pruned: ${report.entries} entries from ${timeOf(report.from)} to ${
+        timeOf(report.to)
+      } (${bound})`,
+    );
+    return report;
+  }
+
+  /** Gives free pages back to the file system until the file is within its bound. */
+  async #giveBack(retention: Retention): Promise<void> {
+    if (this.#pragma("auto_vacuum") !== 2) return; // a journal made before: its pages are reused
+    const pageSize = this.#pragma("page_size");
+    while (!this.#closed) {
+      const over = this.fileBytes() - retention.mib * 1024 * 1024;
+      const free = this.#pragma("freelist_count");
+      if (over <= 0 || free === 0) return;
+      // each step of the statement frees one page: all() runs them all
+      this.#db.prepare(
+        `PRAGMA incremental_vacuum(${Math.min(free, Math.ceil(over / pageSize), 256)})`,
+      )
+        .all();
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
   }
 
   /**
@@ -296,61 +479,114 @@ export class Journal {
 
   #select(query: LogQuery, maxQueryMs: number, maxAnswerBytes: number): LogAnswer {
     this.flush();
-    const where: string[] = [];
-    const args: (string | number)[] = [];
-    if (query.plugin !== undefined) {
-      where.push("plugin = ?");
-      args.push(String(query.plugin));
-    }
-    if (query.pid !== undefined) {
-      where.push("pid = ?");
-      args.push(String(query.pid));
-    }
-    if (query.since !== undefined) {
-      where.push("id >= ?");
-      args.push(boundId(query.since, "since"));
-    }
-    if (query.until !== undefined) {
-      where.push("id < ?");
-      args.push(boundId(query.until, "until"));
-    }
-    const grep = query.grep === undefined ? undefined : compiledPattern(String(query.grep));
+    const { where, args, since, until, grep } = conditions(query);
     const limit = query.limit ?? DEFAULT_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
       throw new QueryError(`limit must be an integer from 1 to ${MAX_LIMIT}`);
     }
-    const sql = `SELECT id, time, pid, plugin, stream, line FROM entries` +
-      (where.length ? ` WHERE ${where.join(" AND ")}` : "") +
-      // with grep, SQLite cannot count the matches: the scan stops at `limit` itself
-      (grep === undefined ? ` ORDER BY id DESC LIMIT ${limit}` : " ORDER BY id DESC");
     const rows: Row[] = [];
     let cut: LogCut | undefined;
     let bytes = 0;
     let examined: string | undefined;
     const deadline = performance.now() + maxQueryMs;
-    for (const r of this.#db.prepare(sql).iterate(...args) as Iterable<Row>) {
+    /** Takes a candidate; false when the answer is complete. */
+    const take = (r: Row): boolean => {
       if (examined !== undefined && performance.now() > deadline) {
         cut = { reason: "time", until: examined };
-        break;
+        return false;
       }
       examined = r.id;
-      if (grep !== undefined && !grep.matches(r.line)) continue;
+      if (grep !== undefined && !grep.matches(r.line)) return true;
       bytes += utf8Length(r.line) + ENTRY_OVERHEAD_BYTES;
       if (bytes > maxAnswerBytes && rows.length > 0) {
         cut = { reason: "size", until: rows[rows.length - 1].id };
-        break;
+        return false;
       }
       rows.push(r);
-      if (rows.length === limit) break;
+      return rows.length < limit;
+    };
+    const done = () => {
+      const entries = rows.reverse().map(toEntry);
+      return cut === undefined ? { entries } : { entries, cut };
+    };
+    // entries held in memory while the database cannot be written are the newest
+    for (let i = this.#buffer.length - 1; i >= 0; i--) {
+      const r = this.#buffer[i];
+      if (query.plugin !== undefined && r.plugin !== String(query.plugin)) continue;
+      if (query.pid !== undefined && r.pid !== String(query.pid)) continue;
+      if ((since !== undefined && r.id < since) || (until !== undefined && r.id >= until)) continue;
+      if (grep?.literals.some((literal) => !r.line.includes(literal))) continue;
+      if (!take(r)) return done();
     }
-    const entries = rows.reverse().map(toEntry);
-    return cut === undefined ? { entries } : { entries, cut };
+    const columns = "SELECT id, time, pid, plugin, stream, line FROM entries";
+    if (grep === undefined) {
+      const bounds = idBounds(since, until);
+      const sql = `${columns}${
+        whereSql([...where, ...bounds.where])
+      } ORDER BY id DESC LIMIT ${limit}`;
+      for (const r of this.#db.prepare(sql).iterate(...args, ...bounds.args) as Iterable<Row>) {
+        if (!take(r)) break;
+      }
+      return done();
+    }
+    // grep: slices of GREP_WINDOW_ROWS entries, newest first, so that no one step of SQLite
+    // runs long however few lines match; the time bound is checked between them too
+    const windowStart = this.#db.prepare(
+      `SELECT id FROM entries${
+        whereSql(idBounds(since, "?").where)
+      } ORDER BY id DESC LIMIT 1 OFFSET ${GREP_WINDOW_ROWS - 1}`,
+    );
+    let upper = until;
+    while (true) {
+      const start = (windowStart.get(...idBounds(since, upper ?? "g").args) as
+        | { id: string }
+        | undefined)?.id;
+      const bounds = idBounds(start ?? since, upper);
+      const sql = `${columns}${whereSql([...where, ...bounds.where])} ORDER BY id DESC`;
+      for (const r of this.#db.prepare(sql).iterate(...args, ...bounds.args) as Iterable<Row>) {
+        if (!take(r)) return done();
+      }
+      if (start === undefined) return done(); // the oldest entry was searched
+      examined = start;
+      upper = start;
+      if (performance.now() > deadline) {
+        cut = { reason: "time", until: start };
+        return done();
+      }
+    }
+  }
+
+  /**
+   * Every entry matching `query` (its `limit` aside), oldest first, read as
+   * it is iterated and bounded by nothing: for a reader of its own, such as
+   * `sausage log --all`, never on the host's thread.
+   *
+   * @example
+   * ```ts
+   * import { Journal } from "./journal.ts";
+   * const journal = new Journal(":memory:");
+   * journal.event(null, null, "hello");
+   * for (const entry of journal.each({ grep: "^hel" })) console.log(entry.line);
+   * journal.close();
+   * ```
+   */
+  *each(query: Omit<LogQuery, "limit"> = {}): Generator<Entry> {
+    this.flush();
+    const { where, args, since, until, grep } = conditions(query);
+    const bounds = idBounds(since, until);
+    const sql = `SELECT id, time, pid, plugin, stream, line FROM entries${
+      whereSql([...where, ...bounds.where])
+    } ORDER BY id`;
+    for (const r of this.#db.prepare(sql).iterate(...args, ...bounds.args) as Iterable<Row>) {
+      if (grep === undefined || grep.matches(r.line)) yield toEntry(r);
+    }
   }
 
   /** Writes what is buffered and closes the database. */
   close(): void {
     if (this.#closed) return;
     if (this.#retry !== undefined) clearTimeout(this.#retry);
+    if (this.#pruneTimer !== undefined) clearInterval(this.#pruneTimer);
     this.flush();
     this.#closed = true;
     this.#followers.clear();
@@ -375,50 +611,59 @@ function toEntry(r: Row): Entry {
   };
 }
 
-/** A compiled `grep`: RE2's linear-time matcher behind JavaScript's syntax. */
-interface Pattern {
-  matches(line: string): boolean;
+/**
+ * The SQL conditions of a query's `plugin`, `pid` and `grep` (the texts every
+ * match holds: SQLite skips the lines that lack one), and its ID bounds.
+ */
+function conditions(query: Omit<LogQuery, "limit">) {
+  const where: string[] = [];
+  const args: string[] = [];
+  if (query.plugin !== undefined) {
+    where.push("plugin = ?");
+    args.push(String(query.plugin));
+  }
+  if (query.pid !== undefined) {
+    where.push("pid = ?");
+    args.push(String(query.pid));
+  }
+  const since = query.since === undefined ? undefined : boundId(query.since, "since");
+  const until = query.until === undefined ? undefined : boundId(query.until, "until");
+  const grep = query.grep === undefined ? undefined : compiledPattern(String(query.grep));
+  for (const literal of grep?.literals ?? []) {
+    where.push("instr(line, ?) > 0");
+    args.push(literal);
+  }
+  return { where, args, since, until, grep };
 }
 
-const patterns = new Map<string, Pattern>();
-function compiledPattern(pattern: string): Pattern {
-  let compiled = patterns.get(pattern);
-  if (!compiled) {
-    if (pattern.length > MAX_GREP_LENGTH) {
-      throw new QueryError(`grep is longer than ${MAX_GREP_LENGTH} characters`);
-    }
-    const missing = unsupportedConstruct(pattern);
-    if (missing) throw new QueryError(`grep cannot use ${missing}: it is matched in linear time`);
-    let re: RE2JS;
-    try {
-      re = RE2JS.compile(RE2JS.translateRegExp(pattern), RE2JS.LOOKBEHINDS);
-    } catch (e) {
-      const message = (e as Error).message.replace(/^error parsing regexp: /, "");
-      throw new QueryError(`grep is not a valid regular expression: ${message}`);
-    }
-    compiled = { matches: (line) => re.matcher(line).find() };
-    if (patterns.size > 100) patterns.clear();
-    patterns.set(pattern, compiled);
-  }
-  return compiled;
+/** ` WHERE a AND b`, or nothing. */
+function whereSql(where: string[]): string {
+  return where.length ? ` WHERE ${where.join(" AND ")}` : "";
 }
 
-/** The first construct of JavaScript's syntax that a linear-time engine cannot match, named. */
-function unsupportedConstruct(pattern: string): string | null {
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
-    if (c === "\\") {
-      const next = pattern[i + 1] ?? "";
-      if (/[1-9]/.test(next)) return `a backreference (\\${next})`;
-      if (next === "k" && pattern[i + 2] === "<") return "a named backreference (\\k<name>)";
-      i++;
-    } else if (c === "(" && pattern[i + 1] === "?") {
-      const kind = pattern.slice(i + 2, i + 3);
-      if (kind === "=") return "a lookahead ((?=...))";
-      if (kind === "!") return "a negative lookahead ((?!...))";
-    }
+/** The conditions on the ID of `since` (inclusive) and `until` (exclusive), as bound IDs. */
+function idBounds(since: string | undefined, until: string | undefined) {
+  const where: string[] = [];
+  const args: string[] = [];
+  if (since !== undefined) {
+    where.push("id >= ?");
+    args.push(since);
   }
-  return null;
+  if (until !== undefined) {
+    where.push("id < ?");
+    if (until !== "?") args.push(until);
+  }
+  return { where, args };
+}
+
+/** The factor by which a batch grows or shrinks toward its aim: half to twice. */
+function clamp(factor: number): number {
+  return Math.max(0.5, Math.min(2, factor));
+}
+
+/** The ISO time of an entry's ID. */
+function timeOf(id: string): string {
+  return new Date(parseInt(id.slice(0, 8) + id.slice(9, 13), 16)).toISOString();
 }
 
 /** The UTF-8 length of a string, without encoding it. */
@@ -432,6 +677,12 @@ function utf8Length(text: string): number {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The smallest UUIDv7 at a millisecond. */
+function idAt(ms: number): string {
+  const hex = Math.floor(ms).toString(16).padStart(12, "0");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-000000000000`;
+}
 
 /** The smallest UUIDv7 at a time: entries sort by ID, so a time becomes an ID bound. */
 function boundId(value: string | number, name: string): string {
@@ -447,6 +698,5 @@ function boundId(value: string | number, name: string): string {
       `${name} must be an ISO 8601 time, milliseconds since 1970, or an entry id`,
     );
   }
-  const hex = Math.floor(ms).toString(16).padStart(12, "0");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-000000000000`;
+  return idAt(ms);
 }

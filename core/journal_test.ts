@@ -236,3 +236,166 @@ Deno.test("grep gives the most recent `limit` matches, however many lines do not
     assert.equal(j.query({ grep: "^match", limit: 100 }).length, 20);
   });
 });
+
+/** Writes `n` lines `line <i>` (from `from`) in transactions of 10,000, as a busy host does. */
+function fill(j: Journal, n: number, from = 0, plugin = "p") {
+  for (let i = from; i < from + n; i++) {
+    j.append("p-1", plugin, "stderr", `line ${i} ${"x".repeat(60)}`);
+    if (i % 10_000 === 9_999) j.flush();
+  }
+  j.flush();
+}
+
+Deno.test("grep reaches the oldest entry behind slices of 100,000 entries, following cut until it is found", async () => {
+  const dir = await Deno.makeTempDir();
+  const j = new Journal(join(dir, "journal.sqlite"), { maxQueryMs: 0 });
+  try {
+    j.event(null, null, "host start: the oldest entry");
+    fill(j, 250_000);
+    const found: string[] = [];
+    let until: string | undefined;
+    let rounds = 0;
+    for (; rounds < 10; rounds++) {
+      const answer = j.search({ grep: "host start", ...(until ? { until } : {}) });
+      found.push(...answer.entries.map((e) => e.line));
+      if (!answer.cut) break;
+      assert.equal(answer.cut.reason, "time");
+      until = answer.cut.until;
+    }
+    assert.deepEqual(found, ["host start: the oldest entry"]);
+    assert.ok(rounds >= 2, `the slices were not bounded: ${rounds} rounds`);
+    // without the time bound, one query finds it
+    assert.deepEqual(j.query({ grep: "^host start" }).map((e) => e.line), [
+      "host start: the oldest entry",
+    ]);
+    // the filters still apply inside the slices
+    assert.equal(j.query({ grep: "line 12345 ", plugin: "p" }).length, 1);
+    assert.equal(j.query({ grep: "line 12345 ", plugin: "q" }).length, 0);
+  } finally {
+    j.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("entries held in memory while the database cannot be written answer queries too", async () => {
+  await withJournal((j, path) => {
+    j.event(null, null, "written");
+    j.flush();
+    const other = new DatabaseSync(path);
+    other.exec("BEGIN IMMEDIATE");
+    const blocked = new Journal(path, { busyTimeoutMs: 10 });
+    try {
+      blocked.event(null, "p", "held 1");
+      blocked.event(null, "q", "held 2");
+      assert.equal(blocked.flush(), false);
+      assert.equal(blocked.unwritten, 2);
+      assert.deepEqual(blocked.query().map((e) => e.line), ["written", "held 1", "held 2"]);
+      assert.deepEqual(blocked.search({ grep: "held" }).entries.map((e) => e.line), [
+        "held 1",
+        "held 2",
+      ]);
+      assert.deepEqual(blocked.query({ plugin: "q" }).map((e) => e.line), ["held 2"]);
+      assert.deepEqual(blocked.query({ limit: 1 }).map((e) => e.line), ["held 2"]);
+    } finally {
+      other.exec("COMMIT");
+      other.close();
+      blocked.close();
+    }
+  });
+});
+
+Deno.test("retention by size: the oldest entries go down to 85 % of the bound, the file shrinks, the prune is journaled", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = join(dir, "journal.sqlite");
+  const j = new Journal(path, { retention: { mib: 2, days: 90 } });
+  try {
+    fill(j, 60_000); // about 8 MiB
+    const report = await j.prune();
+    assert.ok(report, "nothing was pruned");
+    assert.equal(report.reason, "size");
+    assert.ok(j.usedBytes() <= 2 * 1024 * 1024 * 0.85, `${j.usedBytes()} bytes kept`);
+    assert.ok(j.fileBytes() <= 2 * 1024 * 1024, `the file is ${j.fileBytes()} bytes`);
+    assert.ok(report.longestBatchMs < 200, `a batch held the thread ${report.longestBatchMs} ms`);
+    const kept = j.query({ limit: 10_000, plugin: "p" });
+    // the newest entries are kept, whole and in order
+    const numbers = kept.map((e) => Number(e.line.split(" ")[1]));
+    assert.equal(numbers.at(-1), 59_999);
+    assert.deepEqual(numbers, numbers.map((_, i) => numbers[0] + i));
+    assert.equal(kept.length + report.entries <= 60_000 + 1, true);
+    const event = j.query({ grep: "^journal pruned" });
+    assert.equal(event.length, 1);
+    assert.match(
+      event[0].line,
+      new RegExp(
+        `^journal pruned: ${report.entries} entries from .+ to .+ \\(journal_mib 2 was reached\\)$`,
+      ),
+    );
+  } finally {
+    j.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("retention by age: entries older than journal_days go, newer ones stay", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = join(dir, "journal.sqlite");
+  const j = new Journal(path, { retention: { mib: 1024, days: 7 } });
+  try {
+    j.event(null, null, "new");
+    j.flush();
+    // entries of 10 and 8 days ago, as a host of then wrote them
+    const db = new DatabaseSync(path);
+    const insert = db.prepare(
+      "INSERT INTO entries (id, time, pid, plugin, stream, line) VALUES (?, ?, NULL, NULL, 'core', ?)",
+    );
+    for (const days of [10, 8, 6]) {
+      const ms = Date.now() - days * 86_400_000;
+      const hex = ms.toString(16).padStart(12, "0");
+      insert.run(
+        `${hex.slice(0, 8)}-${hex.slice(8)}-7000-8000-00000000000${days % 10}`,
+        ms,
+        `${days} days`,
+      );
+    }
+    db.close();
+    const report = await j.prune();
+    assert.equal(report?.reason, "age");
+    assert.equal(report?.entries, 2);
+    assert.deepEqual(j.query({ grep: "^(\\d+ days|new)$" }).map((e) => e.line), ["6 days", "new"]);
+    assert.match(j.query({ grep: "^journal pruned" })[0].line, /\(older than journal_days 7\)$/);
+  } finally {
+    j.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a query while a prune runs, and a stop in the middle of one, lose nothing that was kept", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = join(dir, "journal.sqlite");
+  const j = new Journal(path, { retention: { mib: 2, days: 90 } });
+  try {
+    fill(j, 60_000);
+    const pruning = j.prune();
+    // between two batches: a query answers, newest first and whole
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    const during = j.query({ limit: 100, plugin: "p" });
+    assert.equal(during.at(-1)?.line.split(" ")[1], "59999");
+    j.append("p-1", "p", "stderr", "line 60000 written while it prunes");
+    // the host stops in the middle
+    j.close();
+    await pruning;
+  } catch (e) {
+    j.close();
+    throw e;
+  }
+  const again = new Journal(path);
+  try {
+    const kept = again.query({ limit: 10_000, plugin: "p" });
+    const numbers = kept.map((e) => Number(e.line.split(" ")[1]));
+    assert.equal(numbers.at(-1), 60_000);
+    assert.deepEqual(numbers, numbers.map((_, i) => numbers[0] + i), "a gap in what was kept");
+  } finally {
+    again.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

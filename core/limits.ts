@@ -30,6 +30,9 @@ const WHAT: Record<keyof Limits, string> = {
   memory_mib: RESOURCE_WHAT.memory_mib,
   stdin_mib: RESOURCE_WHAT.stdin_mib,
   files_mib: RESOURCE_WHAT.files_mib,
+  // never refused: past them the oldest entries are pruned (named so in the commented file)
+  journal_mib: "MiB of the journal's file; past it the oldest entries are pruned",
+  journal_days: "days a journal entry is kept",
 };
 
 /** The largest values that mean something. */

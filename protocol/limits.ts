@@ -75,6 +75,10 @@ export interface Limits {
   stdin_mib: number;
   /** MiB of file content and link targets in `/self` and `/run`, all processes together. */
   files_mib: number;
+  /** MiB of the journal's file; past it the oldest entries are pruned (PROTOCOL 7). */
+  journal_mib: number;
+  /** Days a journal entry is kept (PROTOCOL 7). */
+  journal_days: number;
 }
 
 /** The limits of PROTOCOL 3.10 when `config/limits.yaml` does not raise them. */
@@ -89,6 +93,9 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   stdin_mib: 64,
   // /run's own 256 MiB, and room for the /self of many processes
   files_mib: 512,
+  // about four million entries of 250 bytes, a month of a busy world
+  journal_mib: 1024,
+  journal_days: 90,
 });
 
 // --- 4. The filesystem ---
