@@ -273,7 +273,7 @@ Deno.test("links that lead out of the world (absolute, ../ chains, link to link)
   assert.deepEqual(attempt("/self/esc", "abs_secret", "proc_read"), { ok: "DECOY-self" });
   assert.deepEqual(attempt("/self/esc", "hop", "proc_read_child"), { ok: "DECOY-self" });
   assertErr(attempt("/self/esc", "hop", "proc_write_child"), "EROFS", "write through /proc");
-  // a link does not lead from one area into another (PROTOCOL: "This version")
+  // a link does not lead from one area into another (PROTOCOL section 4)
   for (const link of ["to_run", "to_self", "to_proc"]) {
     assertErr(attempt("/state/esc", link, "read_child"), "ENOENT", `/state/esc ${link}`);
     assertErr(attempt("/state/esc", link, "write_child"), "ENOENT", `/state/esc ${link}`);
