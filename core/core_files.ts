@@ -44,6 +44,8 @@ export const RESERVED_NAMES: ReadonlySet<string> = new Set(["info.json", "log", 
 export interface ProcSources {
   /** PROTOCOL.md. */
   protocol: string;
+  /** The documents PROTOCOL.md links, by file name (`JOURNAL.md`); none: an empty folder. */
+  docs?: Record<string, string>;
   /** Running processes. */
   processes(): Process[];
   locks: LockTable;
@@ -199,6 +201,17 @@ export class CoreFiles {
       kind: "dir",
       entries: () => ({
         "PROTOCOL.md": { kind: "file", content: () => s.protocol },
+        // the documents PROTOCOL.md links as docs/<name>.md, beside it as in the repository
+        docs: {
+          kind: "dir",
+          entries: () =>
+            Object.fromEntries(
+              Object.entries(s.docs ?? {}).map(([name, text]) => [
+                name,
+                { kind: "file", content: () => text } as GeneratedNode,
+              ]),
+            ),
+        },
         "graph.json": { kind: "file", content: () => json(s.graph?.() ?? this.#plainGraph()) },
         "graph.dot": { kind: "file", content: () => graphDot(s.graph?.() ?? this.#plainGraph()) },
         "locks.json": { kind: "file", content: () => json({ locks: s.locks.snapshot() }) },

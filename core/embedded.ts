@@ -1,6 +1,6 @@
 /**
- * Every file the host needs beside its code, named in one place: PROTOCOL.md,
- * the SDK, the agent's component and source, the example plugins, the web
+ * Every file the host needs beside its code, named in one place: PROTOCOL.md
+ * and the documents it links, the SDK, the agent's component and source, the example plugins, the web
  * page's assets and the workers' entry points. Each is found from this
  * module's own place, so the same way from a checkout and from the
  * `deno compile`d executable, whose `--include`s (deno.json's `compile`
@@ -32,6 +32,9 @@ export const DENO_JSON: string = at("deno.json");
 
 /** PROTOCOL.md, served as `/proc/core/PROTOCOL.md`. */
 export const PROTOCOL_MD: string = at("PROTOCOL.md");
+
+/** The documents PROTOCOL.md links (`docs/*.md`), served as `/proc/core/docs/`. */
+export const DOCS_DIR: string = at("docs/");
 
 /** The SDK's folder `sdk/` (with a trailing `/`). */
 export const SDK_DIR: string = at("sdk/");
@@ -105,6 +108,7 @@ export const EMBEDDED: readonly string[] = [
   "core/cargo/build_worker.ts",
   "deno.json",
   "PROTOCOL.md",
+  "docs",
   "sdk/Cargo.toml",
   "sdk/README.md",
   ...SDK_CRATES.map((crate) => `sdk/${crate}`),

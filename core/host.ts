@@ -10,7 +10,7 @@ import { ComponentCache, type LoadedComponent } from "./components/cache.ts";
 import { CoreApi } from "./core_api.ts";
 import { CoreFiles } from "./core_files.ts";
 import { Discovery } from "./discovery.ts";
-import { MAIN, PROTOCOL_MD } from "./embedded.ts";
+import { DOCS_DIR, MAIN, PROTOCOL_MD } from "./embedded.ts";
 import { PluginDocuments } from "./documents.ts";
 import { Graph } from "./graph.ts";
 import { Activation } from "./activation.ts";
@@ -149,7 +149,13 @@ export class Host {
   readonly #requestExit: (code: number) => void;
   #shutdown: Promise<void> | undefined;
 
-  private constructor(world: World, lock: HostLock, options: HostOptions, protocol: string) {
+  private constructor(
+    world: World,
+    lock: HostLock,
+    options: HostOptions,
+    protocol: string,
+    docs: Record<string, string>,
+  ) {
     this.world = world;
     this.#lock = lock;
     this.onNote = options.onNote ?? (() => {});
@@ -175,6 +181,7 @@ export class Host {
     this.files = new CoreFiles({
       filesLimitMib: limits.files_mib,
       protocol,
+      docs,
       processes: () => this.processes.list(),
       locks: this.locks,
       journal: this.journal,
@@ -305,13 +312,14 @@ export class Host {
     const world = new World(options.world);
     await world.check();
     const protocol = await Deno.readTextFile(PROTOCOL_MD);
+    const docs = await readDocs(DOCS_DIR);
     const lock = await HostLock.acquire(world);
     let host: Host;
     let sealed: string[];
     let workers: Promise<void>;
     try {
       sealed = world.sealLinks(); // with the lock held: no other host runs this world
-      host = new Host(world, lock, options, protocol);
+      host = new Host(world, lock, options, protocol, docs);
       // the workers start (about 40 ms each, on their own threads) while the files below are done
       workers = host.pool.start();
       workers.catch(() => {}); // awaited below
@@ -500,4 +508,19 @@ export class Host {
       note(text);
     }
   }
+}
+
+/** The Markdown files of `dir` by name (the documents PROTOCOL.md links); none when it is missing. */
+async function readDocs(dir: string): Promise<Record<string, string>> {
+  const docs: Record<string, string> = {};
+  try {
+    for await (const entry of Deno.readDir(dir)) {
+      if (entry.isFile && entry.name.endsWith(".md")) {
+        docs[entry.name] = await Deno.readTextFile(`${dir}${entry.name}`);
+      }
+    }
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  return docs;
 }

@@ -30,10 +30,11 @@ Deno.test("a listing of / shows the world with proc, run and self", async () => 
   assert.deepEqual(await list(w, "/"), ["config", "plugins", "proc", "run", "self", "state"]);
 });
 
-Deno.test("/proc/core has PROTOCOL.md, the graph, locks.json and a folder per plugin", async () => {
+Deno.test("/proc/core has PROTOCOL.md, the docs it links, the graph, locks.json and a folder per plugin", async () => {
   await using w = await startWorld();
   assert.deepEqual(await list(w, "/proc/core"), [
     "PROTOCOL.md",
+    "docs",
     "graph.dot",
     "graph.json",
     "locks.json",
@@ -41,6 +42,17 @@ Deno.test("/proc/core has PROTOCOL.md, the graph, locks.json and a folder per pl
   ]);
   const protocol = await read(w, "/proc/core/PROTOCOL.md");
   assert.match(String(protocol.text), /^# The Sausage protocol/);
+  // each docs/<name>.md that PROTOCOL.md links is beside it, as in the repository
+  const linked = [...String(protocol.text).matchAll(/\]\(docs\/([A-Z]+\.md)/g)].map((m) => m[1]);
+  assert.ok(linked.includes("JOURNAL.md"), "PROTOCOL.md links docs/JOURNAL.md");
+  const served = await list(w, "/proc/core/docs");
+  for (const name of new Set(linked)) {
+    assert.ok(served.includes(name), `/proc/core/docs lacks ${name}`);
+    assert.equal(
+      (await read(w, `/proc/core/docs/${name}`)).text,
+      await Deno.readTextFile(new URL(`../docs/${name}`, import.meta.url)),
+    );
+  }
   assert.deepEqual(await list(w, "/proc/core/plugins"), ["cargo", "mcp", "probe"]);
   assert.deepEqual(await list(w, "/proc/core/plugins/probe"), ["client.rs", "discover.json"]);
   const graph = JSON.parse(String((await read(w, "/proc/core/graph.json")).text));
