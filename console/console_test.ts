@@ -139,7 +139,7 @@ Deno.test("a script shows methods, folders and files as a process sees them", as
   assert.equal(run.code, 0, run.stderr);
   assertInOrder(run.stdout, [
     "  probe, version 0.1.0\n  methods:\n    echo() -> any\n",
-    "  PROTOCOL.md\n  graph.dot\n  graph.json\n  locks.json\n  plugins/\n",
+    "  PROTOCOL.md\n  docs/\n  graph.dot\n  graph.json\n  locks.json\n  plugins/\n",
     '  {\n    "info": {\n      "title": "probe",\n',
     '    "openrpc": "1.2.6"\n  }\n',
     "  ls: /self: the console has no /self",

@@ -204,7 +204,7 @@ Deno.test("ls and cat in a running world: the world, /proc and /run", async () =
   assert.match(await c.output("ls /plugins"), /^ {2}(cargo\/\n {2})?notes\/\n {2}probe\/$/);
   assert.equal(
     await c.output("ls /proc/core"),
-    "  PROTOCOL.md\n  graph.dot\n  graph.json\n  locks.json\n  plugins/",
+    "  PROTOCOL.md\n  docs/\n  graph.dot\n  graph.json\n  locks.json\n  plugins/",
   );
   assert.equal(await c.output("ls proc/core/plugins/notes"), "  client.rs\n  discover.json");
   assert.match(
