@@ -2,7 +2,7 @@
 //! provider's document, whole or cut to the methods the consumer uses, so that
 //! no model copies a kilobyte of JSON by hand (PROTOCOL 10.1, 10.2).
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::PathBuf;
 
 /// Where the core serves a plugin's current `rpc.discover` document.
@@ -106,6 +106,7 @@ pub fn make_import(args: &Value) -> Result<(String, String), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn document() -> Value {
         json!({
