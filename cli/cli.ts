@@ -519,6 +519,9 @@ async function printLog(world: string, opts: LogOptions): Promise<number> {
     fail(`--format takes ${LOG_FORMATS.join(", ")}, not "${opts.format}"`, ExitCode.Usage);
   }
   if (opts.all && opts.follow) fail("--all and -f do not go together", ExitCode.Usage);
+  if (opts.until !== undefined && opts.follow) {
+    fail("--until and -f do not go together: -f prints entries as they come", ExitCode.Usage);
+  }
   const query: LogQuery = { limit };
   if (opts.plugin !== undefined) query.plugin = opts.plugin;
   if (opts.pid !== undefined) query.pid = opts.pid;

@@ -36,17 +36,20 @@ export async function searchAll(
   progress: (before: string) => void = () => {},
 ): Promise<LogAnswer> {
   const limit = query.limit ?? 100;
-  let found: Entry[] = [];
+  const pages: Entry[][] = []; // newest first; each page oldest first
+  let found = 0;
+  const entries = () => pages.toReversed().flat();
   let next: LogQuery = query;
   while (true) {
     const answer = await ask(next);
-    found = [...answer.entries, ...found];
-    if (answer.cut === undefined) return { entries: found };
-    if (answer.cut.reason === "size" || found.length >= limit) {
-      return { entries: found, cut: answer.cut };
+    pages.push(answer.entries);
+    found += answer.entries.length;
+    if (answer.cut === undefined) return { entries: entries() };
+    if (answer.cut.reason === "size" || found >= limit) {
+      return { entries: entries(), cut: answer.cut };
     }
     progress(timeOfId(answer.cut.until));
-    next = { ...query, until: answer.cut.until, limit: limit - found.length };
+    next = { ...query, until: answer.cut.until, limit: limit - found };
   }
 }
 

@@ -205,6 +205,10 @@ export class Journal {
   readonly #retention: Retention | undefined;
   #pruneTimer: ReturnType<typeof setInterval> | undefined;
   #pruning: Promise<PruneReport | null> | null = null;
+  /** Entries a prune's batch removes (at most), learnt from the batches before. */
+  #pruneBatch = 1000;
+  /** Set while `close` writes what is buffered: no prune starts then. */
+  #closing = false;
   /** About the bytes written since the size was last checked. */
   #writtenSinceCheck = 0;
 
@@ -342,21 +346,24 @@ export class Journal {
   /** Starts a prune in the background when a bound is passed (one at a time). */
   #checkBounds(): void {
     this.#writtenSinceCheck = 0;
-    if (this.#closed || this.#pruning !== null || !this.#retention) return;
-    if (this.#over(this.#retention, PRUNE_FROM) === null) return;
+    if (this.#closed || this.#closing || this.#pruning !== null || !this.#retention) return;
+    if (!this.#overSize(this.#retention, PRUNE_FROM) && !this.#overAge(this.#retention)) return;
     this.prune().catch((e) => {
       this.onTrouble?.(`the journal could not be pruned: ${(e as Error).message}`);
     });
   }
 
-  /** Which bound the oldest entry passes (the size past `share` of its bound), or null. */
-  #over(retention: Retention, share: number): "size" | "age" | null {
-    if (this.usedBytes() > retention.mib * 1024 * 1024 * share) return "size";
+  /** Whether the entries take more than `share` of `journal_mib`. */
+  #overSize(retention: Retention, share: number): boolean {
+    return this.usedBytes() > retention.mib * 1024 * 1024 * share;
+  }
+
+  /** Whether the oldest entry is older than `journal_days`. */
+  #overAge(retention: Retention): boolean {
     const oldest = this.#db.prepare("SELECT time FROM entries ORDER BY id LIMIT 1").get() as
       | { time: number }
       | undefined;
-    if (oldest && oldest.time < Date.now() - retention.days * 86_400_000) return "age";
-    return null;
+    return oldest !== undefined && oldest.time < Date.now() - retention.days * 86_400_000;
   }
 
   /**
@@ -369,7 +376,12 @@ export class Journal {
    * when nothing had to go (or no retention is set).
    */
   prune(): Promise<PruneReport | null> {
-    this.#pruning ??= this.#prune().finally(() => this.#pruning = null);
+    if (this.#pruning === null) {
+      // set before the prune's first step, which may flush and so check the bounds again
+      const { promise, resolve, reject } = Promise.withResolvers<PruneReport | null>();
+      this.#pruning = promise;
+      this.#prune().then(resolve, reject).finally(() => this.#pruning = null);
+    }
     return this.#pruning;
   }
 
@@ -377,34 +389,62 @@ export class Journal {
     const retention = this.#retention;
     if (!retention) return null;
     this.flush();
-    const first = this.#over(retention, PRUNE_FROM);
-    if (first === null) return null;
-    const report: PruneReport = { entries: 0, from: "", to: "", reason: first, longestBatchMs: 0 };
+    const bound = retention.mib * 1024 * 1024;
+    // by size only when it passed where a prune starts; by age whenever
+    const bySize = this.#overSize(retention, PRUNE_FROM);
+    if (!bySize && !this.#overAge(retention)) return null;
+    const report: PruneReport = {
+      entries: 0,
+      from: "",
+      to: "",
+      reason: bySize ? "size" : "age",
+      longestBatchMs: 0,
+    };
     const nth = this.#db.prepare("SELECT id FROM entries ORDER BY id LIMIT 1 OFFSET ?");
     const oldest = this.#db.prepare("SELECT id FROM entries ORDER BY id LIMIT 1");
+    const before = this.#db.prepare("SELECT id FROM entries WHERE id < ? ORDER BY id DESC LIMIT 1");
     const remove = this.#db.prepare("DELETE FROM entries WHERE id < ?");
-    let batch = 1000;
+    const firstBytes = this.#db.prepare(
+      "SELECT sum(length(line)) AS bytes, count(*) AS n FROM (SELECT line FROM entries ORDER BY id LIMIT ?)",
+    );
+    let batch = this.#pruneBatch;
     while (!this.#closed) {
-      const reason = this.#over(retention, PRUNE_TO);
-      if (reason === null) break;
+      const used = this.usedBytes();
+      const size = bySize && used > bound * PRUNE_TO;
+      if (!size && !this.#overAge(retention)) break;
       const started = performance.now();
       const from = (oldest.get() as { id: string } | undefined)?.id;
       if (from === undefined) break;
-      // the batch ends before the entry `batch` places on, or where the age bound is
-      let end = (nth.get(batch) as { id: string } | undefined)?.id ?? "g"; // "g" sorts after any id
-      if (reason === "age") {
+      let count = batch;
+      if (size) {
+        // no more than is still needed: the lines' bytes and what each entry counts beside
+        const need = used - bound * PRUNE_TO;
+        const row = firstBytes.get(count) as { bytes: number | null; n: number };
+        const bytes = Number(row.bytes ?? 0) + ENTRY_OVERHEAD_BYTES * row.n;
+        if (bytes > need) count = Math.max(1, Math.ceil((row.n * need) / bytes));
+      }
+      // the batch ends before the entry `count` places on; past the end, fewer (never all at once)
+      let end: string | undefined;
+      for (; count >= 1 && end === undefined; count = Math.floor(count / 2)) {
+        end = (nth.get(count) as { id: string } | undefined)?.id;
+      }
+      end ??= "g"; // one entry is left: "g" sorts after any ID
+      if (!size) {
         const young = idAt(Date.now() - retention.days * 86_400_000);
         if (young < end) end = young;
       }
-      const last = (this.#db.prepare("SELECT id FROM entries WHERE id < ? ORDER BY id DESC LIMIT 1")
-        .get(end) as { id: string } | undefined)?.id;
-      this.#db.exec("BEGIN");
+      const last = (before.get(end) as { id: string } | undefined)?.id;
       let changes: number;
+      this.#db.exec("BEGIN");
       try {
         changes = Number(remove.run(end).changes);
         this.#db.exec("COMMIT");
       } catch (e) {
-        this.#db.exec("ROLLBACK");
+        try {
+          this.#db.exec("ROLLBACK");
+        } catch {
+          // SQLite rolled it back already
+        }
         throw e;
       }
       if (changes === 0) break;
@@ -415,12 +455,13 @@ export class Journal {
       report.longestBatchMs = Math.max(report.longestBatchMs, took);
       // the next batch aims at PRUNE_BATCH_MS: half to twice this one's size
       batch = Math.max(100, Math.min(50_000, Math.round(batch * clamp(PRUNE_BATCH_MS / took))));
+      this.#pruneBatch = batch;
       await new Promise((resolve) => setTimeout(resolve, 0));
     }
     if (report.entries === 0) return null;
     if (this.#closed) return report; // the host stops: the rest waits for its next start
     await this.#giveBack(retention);
-    const bound = report.reason === "size"
+    const why = report.reason === "size"
       ? `journal_mib ${retention.mib} was reached`
       : `older than journal_days ${retention.days}`;
     this.event(
@@ -428,7 +469,7 @@ export class Journal {
       null,
       `journal pruned: ${report.entries} entries from ${timeOf(report.from)} to ${
         timeOf(report.to)
-      } (${bound})`,
+      } (${why})`,
     );
     return report;
   }
@@ -587,6 +628,7 @@ export class Journal {
     if (this.#closed) return;
     if (this.#retry !== undefined) clearTimeout(this.#retry);
     if (this.#pruneTimer !== undefined) clearInterval(this.#pruneTimer);
+    this.#closing = true;
     this.flush();
     this.#closed = true;
     this.#followers.clear();

@@ -96,6 +96,10 @@ const ESCAPED_LITERALS = new Set([..."^$\\.*+?()[]{}|/-"]);
  * ```
  */
 export function requiredLiterals(pattern: string): string[] {
+  // RE2's \Q...\E quoting and POSIX classes ([[:digit:]]), JavaScript's [] and [^], and
+  // characters outside the BMP (a quantifier after one applies to the whole character) are not
+  // read here: no texts for sure
+  if (/\\Q|\[:|\[\^?\]|[\uD800-\uDFFF]/.test(pattern)) return [];
   const runs: string[] = [];
   let run = "";
   const end = () => {

@@ -19,6 +19,20 @@ Deno.test("no texts when the pattern could match without them: alternatives, fla
   assert.deepEqual(requiredLiterals("\\x41bcdef"), []);
   assert.deepEqual(requiredLiterals("(unclosed abc"), []);
   assert.deepEqual(requiredLiterals("[unclosed abc"), []);
+  // RE2's POSIX classes and \Q...\E, JavaScript's [^], a quantifier after a character outside
+  // the BMP: each matches a line without the text a plain reading would require
+  for (
+    const [pattern, line] of [
+      ["[[:digit:]abcdef]+", "7"],
+      ["\\Qa\\.b\\E", "a\\.b"],
+      ["(ab\\Q)\\Ecdef)?", "x"],
+      ["(?:[^](]x)yyy)?", "x"],
+      ["ab😀?cde", "abcde"],
+    ]
+  ) {
+    assert.ok(compiledPattern(pattern).matches(line), `${pattern} matches ${line}`);
+    assert.deepEqual(requiredLiterals(pattern), [], pattern);
+  }
 });
 
 Deno.test("a line that lacks a required text never matches: random patterns against random lines", () => {
@@ -46,6 +60,15 @@ Deno.test("a line that lacks a required text never matches: random patterns agai
     "(?:",
     "\\d",
     "1",
+    // RE2's own syntax, and what JavaScript reads differently
+    "[[:digit:]a]",
+    "\\Q",
+    "\\E",
+    "😀",
+    "[]",
+    "[^]",
+    "(?i)",
+    "(?<=a)",
   ];
   let seed = 7;
   const random = (n: number) => {
@@ -54,12 +77,14 @@ Deno.test("a line that lacks a required text never matches: random patterns agai
   };
   let checked = 0;
   let withLiterals = 0;
-  for (let p = 0; p < 3000; p++) {
+  for (let p = 0; p < 6000; p++) {
     let pattern = "";
     for (let k = 0, n = 1 + random(8); k < n; k++) pattern += tokens[random(tokens.length)];
-    let re: RegExp;
+    // matched as a journal query matches: by RE2, whose syntax adds to JavaScript's
+    let re: { test(line: string): boolean };
     try {
-      re = new RegExp(pattern);
+      const compiled = compiledPattern(pattern);
+      re = { test: (line) => compiled.matches(line) };
     } catch {
       continue; // not a pattern
     }
@@ -67,7 +92,9 @@ Deno.test("a line that lacks a required text never matches: random patterns agai
     if (literals.length > 0) withLiterals++;
     for (let l = 0; l < 40; l++) {
       let line = "";
-      for (let k = 0, n = random(12); k < n; k++) line += "abc.1"[random(5)];
+      for (let k = 0, n = random(12); k < n; k++) {
+        line += ["a", "b", "c", ".", "1", "😀", "\\"][random(7)];
+      }
       if (!re.test(line)) continue;
       checked++;
       for (const literal of literals) {

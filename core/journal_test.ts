@@ -399,3 +399,77 @@ Deno.test("a query while a prune runs, and a stop in the middle of one, lose not
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a small journal over its bound keeps what fits: a prune never removes all at once", async () => {
+  const dir = await Deno.makeTempDir();
+  const j = new Journal(join(dir, "journal.sqlite"), { retention: { mib: 1, days: 90 } });
+  try {
+    // 2 KB lines up to 96 % of the bound, the check of each 1/64 kept from starting a prune
+    const db = new DatabaseSync(join(dir, "journal.sqlite"));
+    let i = 0;
+    while (j.usedBytes() < 0.96 * 1024 * 1024) {
+      const ms = Date.now();
+      const hex = ms.toString(16).padStart(12, "0");
+      db.prepare(
+        "INSERT INTO entries (id, time, pid, plugin, stream, line) VALUES (?, ?, NULL, 'p', 'stderr', ?)",
+      ).run(
+        `${hex.slice(0, 8)}-${hex.slice(8)}-7000-8000-${i.toString(16).padStart(12, "0")}`,
+        ms,
+        `${i} ${"z".repeat(2000)}`,
+      );
+      i++;
+    }
+    db.close();
+    const report = await j.prune();
+    assert.equal(report?.reason, "size");
+    const used = j.usedBytes() / (1024 * 1024);
+    assert.ok(used <= 0.85 && used > 0.6, `${used} of the bound kept`);
+    assert.ok(j.query({ plugin: "p", limit: 10_000 }).length > i / 2);
+  } finally {
+    j.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a prune for age alone removes only entries older than journal_days, below the size bound", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = join(dir, "journal.sqlite");
+  const j = new Journal(path, { retention: { mib: 1, days: 7 } });
+  try {
+    for (let k = 0; j.usedBytes() < 0.88 * 1024 * 1024; k++) {
+      j.event(null, "p", `${k} ${"z".repeat(1000)}`);
+      j.flush();
+    }
+    const db = new DatabaseSync(path);
+    const ms = Date.now() - 10 * 86_400_000;
+    const hex = ms.toString(16).padStart(12, "0");
+    db.prepare(
+      "INSERT INTO entries (id, time, pid, plugin, stream, line) VALUES (?, ?, NULL, NULL, 'core', 'ten days old')",
+    ).run(`${hex.slice(0, 8)}-${hex.slice(8)}-7000-8000-000000000000`, ms);
+    db.close();
+    const kept = j.query({ plugin: "p", limit: 10_000 }).length;
+    const report = await j.prune();
+    assert.equal(report?.reason, "age");
+    assert.equal(report?.entries, 1);
+    assert.equal(j.query({ plugin: "p", limit: 10_000 }).length, kept);
+  } finally {
+    j.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("one prune at a time, even when its first flush passes the bound again", async () => {
+  const dir = await Deno.makeTempDir();
+  const j = new Journal(join(dir, "journal.sqlite"), { retention: { mib: 1, days: 90 } });
+  try {
+    for (let k = 0; k < 9000; k++) j.event(null, "p", `${k} ${"z".repeat(200)}`); // one turn
+    await j.prune();
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(j.query({ grep: "^journal pruned" }).length, 1);
+    const used = j.usedBytes() / (1024 * 1024);
+    assert.ok(used <= 0.85 && used > 0.6, `${used} of the bound kept`);
+  } finally {
+    j.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
