@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Entry, LogAnswer, LogQuery } from "../core/journal.ts";
+import { type Entry, type LogAnswer, type LogQuery, timeOfId } from "../core/journal.ts";
 
 /** How the entries are printed. */
 export type LogFormat = "text" | "json" | "ndjson";
@@ -87,9 +87,4 @@ export async function writeEntries(
   if (format === "json") chunk += count === 0 ? "]\n" : "\n]\n";
   await flush();
   return count;
-}
-
-/** The ISO time of an entry ID (UUIDv7: its first 48 bits are the millisecond). */
-function timeOfId(id: string): string {
-  return new Date(parseInt(id.slice(0, 8) + id.slice(9, 13), 16)).toISOString();
 }

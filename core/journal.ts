@@ -467,8 +467,8 @@ export class Journal {
     this.event(
       null,
       null,
-      `journal pruned: ${report.entries} entries from ${timeOf(report.from)} to ${
-        timeOf(report.to)
+      `journal pruned: ${report.entries} entries from ${timeOfId(report.from)} to ${
+        timeOfId(report.to)
       } (${why})`,
     );
     return report;
@@ -703,8 +703,15 @@ function clamp(factor: number): number {
   return Math.max(0.5, Math.min(2, factor));
 }
 
-/** The ISO time of an entry's ID. */
-function timeOf(id: string): string {
+/**
+ * The ISO time of an entry's ID (a UUIDv7: its first 48 bits are the millisecond).
+ *
+ * @example
+ * ```ts
+ * timeOfId("01a246ca-b392-74de-a7e8-72b4487e29c2"); // "2026-12-05T15:20:19.090Z"
+ * ```
+ */
+export function timeOfId(id: string): string {
   return new Date(parseInt(id.slice(0, 8) + id.slice(9, 13), 16)).toISOString();
 }
 

@@ -237,6 +237,24 @@ Deno.test("grep gives the most recent `limit` matches, however many lines do not
   });
 });
 
+/**
+ * Writes an entry as a host of another time wrote it (its own connection, an
+ * ID at `ms`, `n` making IDs of one millisecond apart).
+ */
+function insertAt(path: string, ms: number, n: number, plugin: string | null, line: string) {
+  const db = new DatabaseSync(path);
+  const hex = ms.toString(16).padStart(12, "0");
+  db.prepare(
+    "INSERT INTO entries (id, time, pid, plugin, stream, line) VALUES (?, ?, NULL, ?, 'core', ?)",
+  ).run(
+    `${hex.slice(0, 8)}-${hex.slice(8)}-7000-8000-${n.toString(16).padStart(12, "0")}`,
+    ms,
+    plugin,
+    line,
+  );
+  db.close();
+}
+
 /** Writes `n` lines `line <i>` (from `from`) in transactions of 10,000, as a busy host does. */
 function fill(j: Journal, n: number, from = 0, plugin = "p") {
   for (let i = from; i < from + n; i++) {
@@ -343,21 +361,10 @@ Deno.test("retention by age: entries older than journal_days go, newer ones stay
   try {
     j.event(null, null, "new");
     j.flush();
-    // entries of 10 and 8 days ago, as a host of then wrote them
-    const db = new DatabaseSync(path);
-    const insert = db.prepare(
-      "INSERT INTO entries (id, time, pid, plugin, stream, line) VALUES (?, ?, NULL, NULL, 'core', ?)",
-    );
+    // entries of 10, 8 and 6 days ago, as a host of then wrote them
     for (const days of [10, 8, 6]) {
-      const ms = Date.now() - days * 86_400_000;
-      const hex = ms.toString(16).padStart(12, "0");
-      insert.run(
-        `${hex.slice(0, 8)}-${hex.slice(8)}-7000-8000-00000000000${days % 10}`,
-        ms,
-        `${days} days`,
-      );
+      insertAt(path, Date.now() - days * 86_400_000, days, null, `${days} days`);
     }
-    db.close();
     const report = await j.prune();
     assert.equal(report?.reason, "age");
     assert.equal(report?.entries, 2);
@@ -405,21 +412,11 @@ Deno.test("a small journal over its bound keeps what fits: a prune never removes
   const j = new Journal(join(dir, "journal.sqlite"), { retention: { mib: 1, days: 90 } });
   try {
     // 2 KB lines up to 96 % of the bound, the check of each 1/64 kept from starting a prune
-    const db = new DatabaseSync(join(dir, "journal.sqlite"));
     let i = 0;
     while (j.usedBytes() < 0.96 * 1024 * 1024) {
-      const ms = Date.now();
-      const hex = ms.toString(16).padStart(12, "0");
-      db.prepare(
-        "INSERT INTO entries (id, time, pid, plugin, stream, line) VALUES (?, ?, NULL, 'p', 'stderr', ?)",
-      ).run(
-        `${hex.slice(0, 8)}-${hex.slice(8)}-7000-8000-${i.toString(16).padStart(12, "0")}`,
-        ms,
-        `${i} ${"z".repeat(2000)}`,
-      );
+      insertAt(join(dir, "journal.sqlite"), Date.now(), i, "p", `${i} ${"z".repeat(2000)}`);
       i++;
     }
-    db.close();
     const report = await j.prune();
     assert.equal(report?.reason, "size");
     const used = j.usedBytes() / (1024 * 1024);
@@ -440,13 +437,7 @@ Deno.test("a prune for age alone removes only entries older than journal_days, b
       j.event(null, "p", `${k} ${"z".repeat(1000)}`);
       j.flush();
     }
-    const db = new DatabaseSync(path);
-    const ms = Date.now() - 10 * 86_400_000;
-    const hex = ms.toString(16).padStart(12, "0");
-    db.prepare(
-      "INSERT INTO entries (id, time, pid, plugin, stream, line) VALUES (?, ?, NULL, NULL, 'core', 'ten days old')",
-    ).run(`${hex.slice(0, 8)}-${hex.slice(8)}-7000-8000-000000000000`, ms);
-    db.close();
+    insertAt(path, Date.now() - 10 * 86_400_000, 0, null, "ten days old");
     const kept = j.query({ plugin: "p", limit: 10_000 }).length;
     const report = await j.prune();
     assert.equal(report?.reason, "age");
