@@ -1,8 +1,9 @@
 /**
  * The child expressions of each binaryen expression kind, to read them and
  * to replace one: the walk that the module rewrites before compilation share
- * (`instrument.ts`, `pooled_memory.ts`). A kind missing here makes a walk
- * fail loudly rather than leave part of a function unseen.
+ * (`instrument.ts`, `pooled_memory.ts`), and how they read a module. A kind
+ * missing here makes a walk fail loudly rather than leave part of a function
+ * unseen.
  *
  * @module
  */
@@ -10,6 +11,15 @@ import binaryen from "binaryen";
 
 // deno-lint-ignore no-explicit-any
 const B = binaryen as any;
+/**
+ * `bytes` (a core module) read by binaryen for the rewrites, keeping its name
+ * section: traps then name their function. The caller disposes of it.
+ */
+export function readModule(bytes: Uint8Array): binaryen.Module {
+  B.setDebugInfo(true);
+  return binaryen.readBinary(bytes);
+}
+
 /** A binaryen expression. */
 export type Ref = number;
 

@@ -23,7 +23,7 @@
  */
 import binaryen from "binaryen";
 import { INTERRUPT_MODULE } from "../../runtime/messages.ts";
-import { childrenOf, type Ref } from "./expressions.ts";
+import { childrenOf, readModule, type Ref } from "./expressions.ts";
 
 // deno-lint-ignore no-explicit-any
 const B = binaryen as any;
@@ -64,16 +64,21 @@ const UNRESETTABLE: Record<number, string> = {
  * module. A module without loops is returned unchanged.
  */
 export function instrument(bytes: Uint8Array): { bytes: Uint8Array; report: InstrumentReport } {
-  B.setDebugInfo(true); // keep the name section: traps then name the function
-  const mod = binaryen.readBinary(bytes);
+  const mod = readModule(bytes);
   try {
-    return _instrumentModule(mod, bytes);
+    const report = instrumentModule(mod);
+    return { bytes: report.loops === 0 ? bytes : mod.emitBinary(), report };
   } finally {
     mod.dispose();
   }
 }
 
-function _instrumentModule(mod: binaryen.Module, original: Uint8Array) {
+/**
+ * Adds the interrupt checks to `mod` in place, as {@linkcode instrument}
+ * does to bytes: a module without loops is left untouched (its report
+ * counts no loops), so that its bytes need not be written again.
+ */
+export function instrumentModule(mod: binaryen.Module): InstrumentReport {
   const report: InstrumentReport = { loops: 0, hostCalls: 0 };
   const functions: Ref[] = [];
   const imported = new Map<string, Ref>();
@@ -111,7 +116,7 @@ function _instrumentModule(mod: binaryen.Module, original: Uint8Array) {
       else if (id === B.CallId && imported.has(B.Call.getTarget(e))) importCalls.push(e);
     }
   }
-  if (loops.length === 0) return { bytes: original, report };
+  if (loops.length === 0) return report;
 
   mod.setFeatures(mod.getFeatures() | binaryen.Features.Atomics | binaryen.Features.MultiMemory);
   mod.addMemoryImport(IRQ_MEMORY, INTERRUPT_MODULE, "interrupts", true);
@@ -161,5 +166,5 @@ function _instrumentModule(mod: binaryen.Module, original: Uint8Array) {
     B.Loop.setBody(loop, mod.block(null, [check, body], binaryen.getExpressionType(body)));
     report.loops++;
   }
-  return { bytes: mod.emitBinary(), report };
+  return report;
 }

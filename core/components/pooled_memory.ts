@@ -25,7 +25,7 @@ import {
   POOLED_MEMORY_SECTION,
   type PooledMemoryLimits,
 } from "../../runtime/messages.ts";
-import { type Ref, type Slot, slotsOf } from "./expressions.ts";
+import { readModule, type Ref, type Slot, slotsOf } from "./expressions.ts";
 import { memoryCounts } from "./wasm_sections.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -40,64 +40,101 @@ const GROW = "sausage$grow";
  * when the component has none it can pool.
  */
 export function poolMemory(modules: Record<string, Uint8Array>): Record<string, Uint8Array> {
+  const read = new Map<string, binaryen.Module>();
+  try {
+    const edited = poolModules(modules, (file) => {
+      let mod = read.get(file);
+      if (!mod) read.set(file, mod = readModule(modules[file]));
+      return mod;
+    });
+    if (edited.size === 0) return modules;
+    const out = { ...modules };
+    for (const file of edited) out[file] = read.get(file)!.emitBinary();
+    return out;
+  } finally {
+    for (const mod of read.values()) mod.dispose();
+  }
+}
+
+/**
+ * Imports the component's one memory from the worker's pool, as
+ * {@linkcode poolMemory} does to bytes, by editing the binaryen modules that
+ * `read` gives for the files of `modules` (their bytes, read only for the
+ * count of their memories). Returns the files it edited: none when the
+ * component has no memory it can pool, and then no module was touched.
+ */
+export function poolModules(
+  modules: Record<string, Uint8Array>,
+  read: (file: string) => binaryen.Module,
+): Set<string> {
+  const none = new Set<string>();
   const counts = Object.entries(modules).map(([file, bytes]) => ({
     file,
     ...memoryCounts(bytes),
   }));
   const owners = counts.filter((c) => c.defined > 0);
-  if (owners.length !== 1 || owners[0].defined !== 1 || owners[0].imported !== 0) return modules;
-  if (counts.some((c) => c.defined + c.imported > 1)) return modules;
-  const out = { ...modules };
+  if (owners.length !== 1 || owners[0].defined !== 1 || owners[0].imported !== 0) return none;
+  if (counts.some((c) => c.defined + c.imported > 1)) return none;
+  // every module's memory first, so that none is edited when one cannot be
+  const plans: Plan[] = [];
   for (const c of counts) {
     if (c.defined + c.imported === 0) continue;
-    const rewritten = rewrite(modules[c.file], c.defined === 1);
-    if (rewritten === undefined) return modules;
-    out[c.file] = rewritten;
+    const plan = planOf(c.file, read(c.file), c.defined === 1);
+    if (plan === undefined) return none;
+    plans.push(plan);
   }
-  return out;
+  const edited = new Set<string>();
+  for (const plan of plans) if (rewrite(plan)) edited.add(plan.file);
+  return edited;
+}
+
+/** One module's memory, as its rewrite needs it. */
+interface Plan {
+  file: string;
+  mod: binaryen.Module;
+  memory: binaryen.MemoryInfo;
+  /** The memory's name, when the module defines it (and exports it). */
+  owned?: string;
+}
+
+/** What one module's rewrite needs; undefined when it cannot be done. */
+function planOf(file: string, mod: binaryen.Module, owner: boolean): Plan | undefined {
+  const memory = mod.getMemoryInfo();
+  if (memory.is64) return undefined;
+  if (!owner) return { file, mod, memory };
+  let name: string | undefined;
+  for (let i = 0; i < mod.getNumExports(); i++) {
+    const e = binaryen.getExportInfo(mod.getExportByIndex(i));
+    if (e.kind === binaryen.ExternalMemory) name = e.value;
+  }
+  if (name === undefined) return undefined; // no one else can reach it: nothing to gain
+  return { file, mod, memory, owned: name };
 }
 
 /**
  * One module's memory made the pool's (when it defines it) and its size
- * and growth made the process's; undefined when it cannot be done.
+ * and growth made the process's; false when nothing in it had to change.
  */
-function rewrite(bytes: Uint8Array, owner: boolean): Uint8Array | undefined {
-  B.setDebugInfo(true); // keep the name section: traps then name the function
-  const mod = binaryen.readBinary(bytes);
-  try {
-    const info = mod.getMemoryInfo();
-    if (info.is64) return undefined;
-    if (owner) {
-      let name: string | undefined;
-      for (let i = 0; i < mod.getNumExports(); i++) {
-        const e = binaryen.getExportInfo(mod.getExportByIndex(i));
-        if (e.kind === binaryen.ExternalMemory) name = e.value;
-      }
-      if (name === undefined) return undefined; // no one else can reach it: nothing to gain
-      const limits: PooledMemoryLimits = {
-        initial: info.initial,
-        maximum: info.max ?? null,
-        shared: info.shared,
-      };
-      mod.addMemoryImport(name, POOLED_MEMORY_MODULE, POOLED_IMPORTS.memory, info.shared);
-      mod.addCustomSection(POOLED_MEMORY_SECTION, new TextEncoder().encode(JSON.stringify(limits)));
-    }
-    const { sizes, grows } = sizeAndGrowth(mod);
-    if (sizes.length + grows.length > 0) {
-      mod.addGlobalImport(PAGES, POOLED_MEMORY_MODULE, POOLED_IMPORTS.pages, binaryen.i32, true);
-      addGrow(mod);
-      for (const { slot } of sizes) slot.set(mod.global.get(PAGES, binaryen.i32));
-      // deepest first: a growth inside another's delta is replaced before its parent is read
-      for (const { slot, e } of grows.reverse()) {
-        slot.set(mod.call(GROW, [B.MemoryGrow.getDelta(e)], binaryen.i32));
-      }
-    } else if (!owner) {
-      return bytes;
-    }
-    return mod.emitBinary();
-  } finally {
-    mod.dispose();
+function rewrite({ mod, memory, owned }: Plan): boolean {
+  if (owned !== undefined) {
+    const limits: PooledMemoryLimits = {
+      initial: memory.initial,
+      maximum: memory.max ?? null,
+      shared: memory.shared,
+    };
+    mod.addMemoryImport(owned, POOLED_MEMORY_MODULE, POOLED_IMPORTS.memory, memory.shared);
+    mod.addCustomSection(POOLED_MEMORY_SECTION, new TextEncoder().encode(JSON.stringify(limits)));
   }
+  const { sizes, grows } = sizeAndGrowth(mod);
+  if (sizes.length + grows.length === 0) return owned !== undefined;
+  mod.addGlobalImport(PAGES, POOLED_MEMORY_MODULE, POOLED_IMPORTS.pages, binaryen.i32, true);
+  addGrow(mod);
+  for (const { slot } of sizes) slot.set(mod.global.get(PAGES, binaryen.i32));
+  // deepest first: a growth inside another's delta is replaced before its parent is read
+  for (const { slot, e } of grows.reverse()) {
+    slot.set(mod.call(GROW, [B.MemoryGrow.getDelta(e)], binaryen.i32));
+  }
+  return true;
 }
 
 /** Every `memory.size` and `memory.grow` of the module's functions, with the slot it sits in. */

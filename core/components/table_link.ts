@@ -36,6 +36,7 @@
  */
 import binaryen from "binaryen";
 import { coreModuleFile, type DirectLink } from "./direct_link.ts";
+import { readModule } from "./expressions.ts";
 
 /** The import module and name of the shim's table in the edited modules. */
 export const LINK_MODULE = "sausage:link";
@@ -55,6 +56,26 @@ export interface TableLink {
   slots: number;
   /** The exports of the shim the glue still uses (its table among them). */
   shimKeep: Set<string>;
+}
+
+/**
+ * The table link as the glue decides it, before any module is read: the
+ * glue it makes and the edits its two modules must get.
+ */
+export interface TablePlan {
+  glue: string;
+  /** The exports of the shim the glue still uses (its table among them). */
+  shimKeep: Set<string>;
+  /** The file of the main module, which calls through the table. */
+  consumer: string;
+  /** The file of the adapter, which fills the table. */
+  provider: string;
+  /** The consumer's imports that become calls of a slot. */
+  calls: { module: string; field: string; slot: number }[];
+  /** The provider's exports that fill a slot. */
+  slots: { slot: number; name: string }[];
+  /** The table's size: one past its last slot. */
+  size: number;
 }
 
 /** One `instantiateCore` of the glue: the instance it names and its imports' text. */
@@ -98,6 +119,44 @@ export function linkThroughTable(
   link: DirectLink | undefined,
   modules: Record<string, Uint8Array>,
 ): TableLink | undefined {
+  const plan = planTableLink(glue, link, modules);
+  if (!plan) return undefined;
+  const consumer = readModule(modules[plan.consumer]);
+  const provider = readModule(modules[plan.provider]);
+  try {
+    if (!linkModules(plan, consumer, provider)) return undefined;
+    const edited = {
+      [plan.consumer]: consumer.emitBinary(),
+      [plan.provider]: provider.emitBinary(),
+    };
+    if (!Object.values(edited).every(validates)) return undefined;
+    return {
+      glue: plan.glue,
+      modules: edited,
+      calls: plan.calls.length,
+      slots: plan.slots.length,
+      shimKeep: plan.shimKeep,
+    };
+  } catch {
+    return undefined; // a module of another form: the glue's way still works
+  } finally {
+    consumer.dispose();
+    provider.dispose();
+  }
+}
+
+/**
+ * What {@linkcode linkThroughTable} would make of `glue`, decided from the
+ * glue alone (`modules` only says which files there are), or undefined when
+ * the glue is not of the form this knows. The modules must then get the
+ * edits of {@linkcode linkModules}, and the glue is used only when they
+ * succeed.
+ */
+export function planTableLink(
+  glue: string,
+  link: DirectLink | undefined,
+  modules: Record<string, Uint8Array>,
+): TablePlan | undefined {
   if (!link) return undefined;
   const fileOf = (module: string) => coreModuleFile(glue, module);
   const all = blocks(glue);
@@ -125,6 +184,8 @@ export function linkThroughTable(
   if (!providerFile || !consumerFile || !modules[providerFile] || !modules[consumerFile]) {
     return undefined;
   }
+  // one module cannot both import the table's functions and fill the table with them
+  if (providerFile === consumerFile) return undefined;
 
   // the consumer's imports of the shim: (module, field) → slot; its other lines stay
   const calls: { module: string; field: string; slot: number }[] = [];
@@ -144,16 +205,6 @@ export function linkThroughTable(
   if (calls.length === 0) return undefined;
   const slots = sets.map((s) => ({ slot: Number(s[1]), name: s[3] }));
   const size = Math.max(...calls.map((c) => c.slot), ...slots.map((s) => s.slot)) + 1;
-
-  let edited: Record<string, Uint8Array>;
-  try {
-    edited = {
-      [consumerFile]: callThroughTable(modules[consumerFile], calls, size),
-      [providerFile]: fillTable(modules[providerFile], slots, size),
-    };
-  } catch {
-    return undefined; // a module of another form: the glue's way still works
-  }
 
   const table = `    '${LINK_MODULE}': {\n      ${TABLE}: ${shimExports}.${TABLE},\n    },\n`;
   const rewrite = (b: Block, body: string) => {
@@ -176,22 +227,39 @@ export function linkThroughTable(
   out += glue.slice(at);
   const uses = new RegExp(String.raw`\b${shimExports}\['(\d+)'\]`, "g");
   const shimKeep = new Set([TABLE, ...[...out.matchAll(uses)].map((m) => m[1])]);
-  return { glue: out, modules: edited, calls: calls.length, slots: slots.length, shimKeep };
+  return {
+    glue: out,
+    shimKeep,
+    consumer: consumerFile,
+    provider: providerFile,
+    calls,
+    slots,
+    size,
+  };
 }
 
-/** `bytes` when the engine that runs them takes them (validated by V8 itself). */
-function checked(bytes: Uint8Array): Uint8Array {
-  if (!WebAssembly.validate(bytes as Uint8Array<ArrayBuffer>)) {
-    throw new Error("the edited module does not validate");
-  }
-  return bytes;
+/**
+ * Edits the binaryen modules of `plan`'s consumer and provider in place to
+ * link them through the table; false, with neither touched, when they are
+ * not of the form the plan expects. The modules they emit must still pass
+ * {@linkcode validates} before the plan's glue is used.
+ */
+export function linkModules(
+  plan: TablePlan,
+  consumer: binaryen.Module,
+  provider: binaryen.Module,
+): boolean {
+  const imports = importsToCall(consumer, plan.calls);
+  const fills = exportsToFill(provider, plan.slots);
+  if (!imports || !fills) return false;
+  callThroughTable(consumer, imports, plan.size);
+  fillTable(provider, fills, plan.size);
+  return true;
 }
 
-/** Reads a module for an edit, keeping its name section (traps name their function). */
-function read(bytes: Uint8Array): binaryen.Module {
-  // deno-lint-ignore no-explicit-any
-  (binaryen as any).setDebugInfo(true);
-  return binaryen.readBinary(bytes);
+/** Whether the engine that runs `bytes` takes them (validated by V8 itself). */
+export function validates(bytes: Uint8Array): boolean {
+  return WebAssembly.validate(bytes as Uint8Array<ArrayBuffer>);
 }
 
 function importTable(mod: binaryen.Module, size: number): void {
@@ -200,70 +268,79 @@ function importTable(mod: binaryen.Module, size: number): void {
   mod.addTableImport(TABLE_NAME, LINK_MODULE, TABLE);
 }
 
-/**
- * The main module with each import of `calls` made a function of its own
- * that calls its slot of the imported table.
- */
-function callThroughTable(
-  bytes: Uint8Array,
-  calls: { module: string; field: string; slot: number }[],
-  size: number,
-): Uint8Array {
-  const mod = read(bytes);
-  try {
-    const bySource = new Map(calls.map((c) => [`${c.module}\0${c.field}`, c.slot]));
-    const found: { name: string; slot: number; params: number; results: number }[] = [];
-    for (let i = 0; i < mod.getNumFunctions(); i++) {
-      const info = binaryen.getFunctionInfo(mod.getFunctionByIndex(i));
-      if (!info.module) continue;
-      const slot = bySource.get(`${info.module}\0${info.base}`);
-      if (slot !== undefined) {
-        found.push({ name: info.name, slot, params: info.params, results: info.results });
-      }
+/** An imported function of the main module that becomes a call of its slot. */
+interface ImportToCall {
+  name: string;
+  slot: number;
+  params: number;
+  results: number;
+}
+
+/** The imported functions of `calls` in the main module; undefined when it does not import them all. */
+function importsToCall(
+  mod: binaryen.Module,
+  calls: TablePlan["calls"],
+): ImportToCall[] | undefined {
+  const bySource = new Map(calls.map((c) => [`${c.module}\0${c.field}`, c.slot]));
+  const found: ImportToCall[] = [];
+  for (let i = 0; i < mod.getNumFunctions(); i++) {
+    const info = binaryen.getFunctionInfo(mod.getFunctionByIndex(i));
+    if (!info.module) continue;
+    const slot = bySource.get(`${info.module}\0${info.base}`);
+    if (slot !== undefined) {
+      found.push({ name: info.name, slot, params: info.params, results: info.results });
     }
-    if (found.length !== calls.length) throw new Error("the module does not import them all");
-    importTable(mod, size);
-    for (const f of found) {
-      const args = binaryen.expandType(f.params).map((type, i) => mod.local.get(i, type));
-      mod.removeFunction(f.name);
-      mod.addFunction(
-        f.name,
-        f.params,
-        f.results,
-        [],
-        mod.call_indirect(TABLE_NAME, mod.i32.const(f.slot), args, f.params, f.results),
-      );
-    }
-    return checked(mod.emitBinary());
-  } finally {
-    mod.dispose();
+  }
+  return found.length === calls.length ? found : undefined;
+}
+
+/** The main module with each of `found` made a function of its own that calls its slot of the imported table. */
+function callThroughTable(mod: binaryen.Module, found: ImportToCall[], size: number): void {
+  importTable(mod, size);
+  for (const f of found) {
+    const args = binaryen.expandType(f.params).map((type, i) => mod.local.get(i, type));
+    mod.removeFunction(f.name);
+    mod.addFunction(
+      f.name,
+      f.params,
+      f.results,
+      [],
+      mod.call_indirect(TABLE_NAME, mod.i32.const(f.slot), args, f.params, f.results),
+    );
   }
 }
 
-/** The adapter with its exports of `slots` put in the imported table, and no longer exported. */
+/**
+ * The adapter's functions and exports for `slots`; undefined when one is not
+ * an exported function.
+ */
+function exportsToFill(
+  mod: binaryen.Module,
+  slots: TablePlan["slots"],
+): { slot: number; name: string; func: string }[] | undefined {
+  const fills = [];
+  const names = new Set<string>();
+  for (const { slot, name } of slots) {
+    if (names.has(name)) return undefined; // its export goes with the first slot
+    names.add(name);
+    const exported = mod.getExport(name);
+    if (!exported) return undefined;
+    const info = binaryen.getExportInfo(exported);
+    if (info.kind !== binaryen.ExternalFunction) return undefined;
+    fills.push({ slot, name, func: info.value });
+  }
+  return fills;
+}
+
+/** The adapter with its exports of `fills` put in the imported table, and no longer exported. */
 function fillTable(
-  bytes: Uint8Array,
-  slots: { slot: number; name: string }[],
+  mod: binaryen.Module,
+  fills: { slot: number; name: string; func: string }[],
   size: number,
-): Uint8Array {
-  const mod = read(bytes);
-  try {
-    importTable(mod, size);
-    for (const { slot, name } of slots) {
-      const exported = mod.getExport(name);
-      if (!exported) throw new Error(`the adapter does not export ${name}`);
-      const info = binaryen.getExportInfo(exported);
-      if (info.kind !== binaryen.ExternalFunction) throw new Error(`${name} is not a function`);
-      mod.addActiveElementSegment(
-        TABLE_NAME,
-        `sausage$link$${slot}`,
-        [info.value],
-        mod.i32.const(slot),
-      );
-      mod.removeExport(name);
-    }
-    return checked(mod.emitBinary());
-  } finally {
-    mod.dispose();
+): void {
+  importTable(mod, size);
+  for (const { slot, name, func } of fills) {
+    mod.addActiveElementSegment(TABLE_NAME, `sausage$link$${slot}`, [func], mod.i32.const(slot));
+    mod.removeExport(name);
   }
 }

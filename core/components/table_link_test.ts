@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import binaryen from "binaryen";
 import { testPlugin } from "../../tests/setup.ts";
-import { LINK_MODULE, linkThroughTable } from "./table_link.ts";
+import { LINK_MODULE, linkModules, linkThroughTable, planTableLink } from "./table_link.ts";
+import { readModule } from "./expressions.ts";
 import { transpileComponent } from "./transpile.ts";
 
 /** jco's glue after linkDirect, cut down to one preview1 function. */
@@ -126,6 +127,23 @@ Deno.test("linkThroughTable leaves a glue or a module of another form as it is",
     linkThroughTable(GLUE.replace("wasi_snapshot_preview1", "other"), LINK, modules),
     undefined,
   );
+});
+
+Deno.test("linkModules edits neither module when one is not of the plan's form", () => {
+  // the transpiler edits the modules it has pooled and instrumented: a refusal must leave them whole
+  const modules = { "main.wasm": mainModule(), "adapter.wasm": adapterModule() };
+  const plan = planTableLink(GLUE.replace("exports2.fd_write", "exports2.fd_read"), LINK, modules);
+  assert.ok(plan, "the glue alone is of the known form");
+  const main = readModule(modules["main.wasm"]);
+  const adapter = readModule(modules["adapter.wasm"]);
+  try {
+    const before = [main.emitText(), adapter.emitText()];
+    assert.equal(linkModules(plan, main, adapter), false);
+    assert.deepEqual([main.emitText(), adapter.emitText()], before);
+  } finally {
+    main.dispose();
+    adapter.dispose();
+  }
 });
 
 Deno.test("a real component's main module reaches its adapter through the table alone", async () => {

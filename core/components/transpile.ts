@@ -11,10 +11,12 @@
  * @module
  */
 import { transpileBytes } from "@bytecodealliance/jco-transpile";
-import { instrument } from "./instrument.ts";
-import { poolMemory } from "./pooled_memory.ts";
+import type binaryen from "binaryen";
+import { instrumentModule } from "./instrument.ts";
+import { poolModules } from "./pooled_memory.ts";
 import { linkDirect } from "./direct_link.ts";
-import { linkThroughTable } from "./table_link.ts";
+import { linkModules, planTableLink, type TablePlan, validates } from "./table_link.ts";
+import { readModule } from "./expressions.ts";
 import { keepExports } from "./wasm_sections.ts";
 import { makeRecyclable } from "./recycle.ts";
 import {
@@ -59,38 +61,86 @@ export async function transpileComponent(
   let js = glue ? lazyTasks(debugFlagReadOnce(strictStrings(new TextDecoder().decode(glue)))) : "";
   const link = linkDirect(js);
   if (link) js = link.glue;
-  let modules: Record<string, Uint8Array> = {};
-  let loops = 0;
-  const unresettable: Record<string, string | undefined> = {};
-  let raw: Record<string, Uint8Array> = {};
+  const raw: Record<string, Uint8Array> = {};
   for (const [file, content] of files) {
     if (!file.endsWith(".wasm")) continue;
     raw[file] = file === link?.shim.file ? keepExports(content, link.shim.keep) : content;
   }
-  try {
-    raw = poolMemory(raw);
-  } catch (e) {
-    throw new ComponentError(`${name}: ${errorText(e)}`);
+  // the table link is decided from the glue, before the modules are read
+  const plan = planTableLink(js, link, raw);
+  const built = (plan && rewriteModules(raw, plan, name)) ?? rewriteModules(raw, undefined, name)!;
+  let { modules } = built;
+  if (built.linked && plan && link) {
+    js = plan.glue;
+    modules[link.shim.file] = keepExports(modules[link.shim.file], plan.shimKeep);
   }
-  for (const [file, content] of Object.entries(raw)) {
+  // last: the globals it exports must be those of the modules as they run
+  ({ glue: js, modules } = makeRecyclable(js, modules, built.unresettable));
+  return { js, modules, imports: result.imports, exports, loops: built.loops };
+}
+
+/** The core modules as a worker runs them, with what the instrumentation found. */
+interface Rewritten {
+  modules: Record<string, Uint8Array>;
+  loops: number;
+  /** By file: what a reused instance could not put back (`recycle.ts`). */
+  unresettable: Record<string, string | undefined>;
+  /** Whether the modules are linked through the shim's table (`table_link.ts`). */
+  linked: boolean;
+}
+
+/**
+ * The core modules `raw` rewritten for a worker, each read by binaryen once
+ * and written once, and only when something in it changed: its memory taken
+ * from the pool (`pooled_memory.ts`), then the interrupt checks
+ * (`instrument.ts`), then the table link of `plan` (`table_link.ts`), which
+ * is left out when the modules are not of its form. Undefined when the
+ * table's edits failed after they began (binaryen refused one, or V8 the
+ * result): the caller then rewrites them again without it.
+ */
+function rewriteModules(
+  raw: Record<string, Uint8Array>,
+  plan: TablePlan | undefined,
+  name: string,
+): Rewritten | undefined {
+  const read = new Map<string, binaryen.Module>();
+  const mod = (file: string) => {
+    let m = read.get(file);
+    if (!m) read.set(file, m = readModule(raw[file]));
+    return m;
+  };
+  try {
+    const edited = new Set<string>();
+    let loops = 0;
+    const unresettable: Record<string, string | undefined> = {};
     try {
-      const out = instrument(content);
-      modules[file] = out.bytes;
-      loops += out.report.loops;
-      unresettable[file] = out.report.unresettable;
+      for (const file of poolModules(raw, mod)) edited.add(file);
+      for (const file of Object.keys(raw)) {
+        const report = instrumentModule(mod(file));
+        if (report.loops > 0) edited.add(file);
+        loops += report.loops;
+        unresettable[file] = report.unresettable;
+      }
     } catch (e) {
       throw new ComponentError(`${name}: ${errorText(e)}`);
     }
+    let linked = false;
+    if (plan) {
+      try {
+        linked = linkModules(plan, mod(plan.consumer), mod(plan.provider));
+      } catch {
+        return undefined;
+      }
+      if (linked) edited.add(plan.consumer).add(plan.provider);
+    }
+    const modules = { ...raw };
+    for (const file of edited) modules[file] = mod(file).emitBinary();
+    if (plan && linked && !validates(modules[plan.consumer])) return undefined;
+    if (plan && linked && !validates(modules[plan.provider])) return undefined;
+    return { modules, loops, unresettable, linked };
+  } finally {
+    for (const m of read.values()) m.dispose();
   }
-  const table = linkThroughTable(js, link, modules);
-  if (table && link) {
-    js = table.glue;
-    modules = { ...modules, ...table.modules };
-    modules[link.shim.file] = keepExports(modules[link.shim.file], table.shimKeep);
-  }
-  // last: the globals it exports must be those of the modules as they run
-  ({ glue: js, modules } = makeRecyclable(js, modules, unresettable));
-  return { js, modules, imports: result.imports, exports, loops };
 }
 
 /** How jco's glue declares the decoder of the strings a component passes to the host. */
