@@ -47,7 +47,10 @@ Deno.test("a cargo.build in the console shows its progress on the status line, t
   await commands.run(parseLine(line), line);
 
   const statuses = events.flatMap((e) => "status" in e && e.status !== null ? [e.status] : []);
-  assert.ok(statuses.includes("… compiling the tests"), statuses.join("\n"));
+  assert.ok(
+    statuses.includes("… compiling the tests and the release component"),
+    statuses.join("\n"),
+  );
   assert.ok(statuses.includes("… running unittests src/main.rs"), statuses.join("\n"));
   assert.ok(statuses.some((s) => s.startsWith("… test result: ok.")), statuses.join("\n"));
   assert.ok(statuses.every((s) => !s.includes("\n")), "each progress is one line");

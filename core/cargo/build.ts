@@ -8,9 +8,10 @@
  * 3. The dependencies are resolved offline from `Cargo.lock` and the local
  *    cache of crates; the network is used only for what is missing. The
  *    lock file goes back to the source folder.
- * 4. The tests are compiled (release profile), then run on the host's own
- *    workers, each test in its own instance, while the release `.wasm` is
- *    built for `wasm32-wasip2`; it is copied to
+ * 4. One `cargo build` compiles the tests and the release `.wasm` for
+ *    `wasm32-wasip2` at once (release profile); each test binary runs on
+ *    the host's own workers as soon as it is linked, each test in its own
+ *    instance. The component is copied to
  *    `/state/cargo/builds/<n>/<name>.wasm`.
  *
  * Compiled crates stay in the slots' target folders, shared by all worlds,
@@ -422,9 +423,9 @@ export type FromBuilder =
  * Runs a job in a worker with narrow permissions; ctx gets its logs and
  * progress. The worker may only start `setsid` and `cargo`, and Deno lets
  * only a thread with full run permission signal a process group, so the
- * host's thread ends cargo's group on a stop or a kill. When the worker has
- * compiled the tests, the host runs them while cargo builds the release
- * component; failing tests end the build.
+ * host's thread ends cargo's group on a stop or a kill. Each test binary
+ * runs on the host as soon as cargo has linked it, while cargo builds the
+ * rest; a failing one ends the build.
  */
 function runInWorker(job: BuildJob, ctx: NativeContext, cache: ComponentCache): Promise<Built> {
   const worker = new Worker(CARGO_WORKER, {
@@ -462,7 +463,7 @@ function runInWorker(job: BuildJob, ctx: NativeContext, cache: ComponentCache): 
     end();
     reject(e);
   };
-  let tests: Promise<Built["tests"]> = Promise.resolve({ passed: 0, failed: 0, output: "" });
+  const tests = new TestRuns(ctx, cache);
   worker.onmessage = (e: MessageEvent<FromBuilder | { t: "ready" }>) => {
     const m = e.data;
     if (m.t === "ready") worker.postMessage({ t: "job", job });
@@ -472,17 +473,20 @@ function runInWorker(job: BuildJob, ctx: NativeContext, cache: ComponentCache): 
     } else if (m.t === "log") ctx.log(m.line);
     else if (m.t === "notify") ctx.notify(m.name, m.params);
     else if (m.t === "tests") {
-      tests = runTestTargets(m.targets, m.env, ctx, cache);
-      tests.catch(fail); // at once: the release build still running is of no use
+      // a failure ends the build at once: what cargo still builds is of no use
+      for (const target of m.targets) tests.add(target, m.env).catch(fail);
     } else if (m.t === "done") {
-      tests.then((t) => {
+      tests.all().then((t) => {
         if (ended) return;
         end();
         resolve({ ...m.result, tests: t });
       }, fail);
     } else if (m.t === "failed") {
       // failed tests are what the caller must see first, as when the build waited for them
-      tests.then(() => fail(new RpcError(m.error.code, m.error.message, m.error.data)), fail);
+      tests.all().then(
+        () => fail(new RpcError(m.error.code, m.error.message, m.error.data)),
+        fail,
+      );
     }
   };
   worker.onerror = (e) => {
@@ -493,29 +497,46 @@ function runInWorker(job: BuildJob, ctx: NativeContext, cache: ComponentCache): 
 }
 
 /**
- * Runs the test binaries one after the other, as `cargo test` would, on the
- * host's workers: each test in its own instance. Rejects with -32004 (the
- * tests) when one failed, after all ran.
+ * Runs the test binaries one after the other as they come, as `cargo test`
+ * would, on the host's workers: each test in its own instance. The first
+ * binary whose tests fail rejects with -32004 (the tests), as `cargo test`
+ * stops there; the binaries after it do not run.
  */
-async function runTestTargets(
-  targets: TestTarget[],
-  env: Record<string, string>,
-  ctx: NativeContext,
-  cache: ComponentCache,
-): Promise<Built["tests"]> {
-  let output = "";
-  let failedBinaries = 0;
-  for (const target of targets) {
+class TestRuns {
+  readonly #ctx: NativeContext;
+  readonly #cache: ComponentCache;
+  #last: Promise<void> = Promise.resolve();
+  #output = "";
+
+  constructor(ctx: NativeContext, cache: ComponentCache) {
+    this.#ctx = ctx;
+    this.#cache = cache;
+  }
+
+  /** Runs `target` after those added before it; rejects when its tests (or an earlier's) fail. */
+  add(target: TestTarget, env: Record<string, string>): Promise<void> {
+    this.#last = this.#last.then(() => this.#run(target, env));
+    return this.#last;
+  }
+
+  /** The counts and output of all that were added, once they ran. */
+  async all(): Promise<Built["tests"]> {
+    await this.#last;
+    return { ...testCounts(this.#output), output: tail(this.#output.trim()) };
+  }
+
+  async #run(target: TestTarget, env: Record<string, string>): Promise<void> {
+    const ctx = this.#ctx;
     ctx.notify("progress", { step: "test", text: `running ${target.label}` });
     const bytes = await Deno.readFile(target.file);
-    const component = await cache.load(bytes, `the test binary ${basename(target.file)}`);
+    const component = await this.#cache.load(bytes, `the test binary ${basename(target.file)}`);
     let text = "";
     const code = await runTestBinary(component, {
       file: target.file,
       harness: isTestHarness(bytes),
       args: [],
       env,
-      cacheDir: cache.dir,
+      cacheDir: this.#cache.dir,
       write: (t) => text += t,
       stderr: (t) => text += t,
       signal: ctx.signal,
@@ -523,16 +544,14 @@ async function runTestTargets(
     for (const line of text.split("\n")) {
       if (line.startsWith("test result: ")) ctx.notify("progress", { step: "test", text: line });
     }
-    output += text;
-    if (code !== 0) {
-      failedBinaries++;
-      if (code !== TESTS_FAILED) output += `error: ${target.label} ended with status ${code}\n`;
-    }
+    this.#output += text;
+    if (code === 0) return;
+    if (code !== TESTS_FAILED) this.#output += `error: ${target.label} ended with status ${code}\n`;
+    const output = this.#output.trim();
+    throw buildFailed("the tests", output, {
+      tests: { ...testCounts(output), output: tail(output) },
+    });
   }
-  const counts = testCounts(output);
-  const tests = { ...counts, output: tail(output.trim()) };
-  if (failedBinaries > 0) throw buildFailed("the tests", output.trim(), { tests });
-  return tests;
 }
 
 /** The process groups of a build's running cargo steps, as the worker reports them. */
@@ -565,13 +584,7 @@ class ProcessGroups {
 export interface BuildContext extends NativeContext {
   /** Reports a process group cargo runs in, when it starts and when it ends. */
   group(pgid: number, running: boolean): void;
-}
-
-/** What the build worker gives a build. */
-export interface BuildContext extends NativeContext {
-  /** Reports a process group cargo runs in, when it starts and when it ends. */
-  group(pgid: number, running: boolean): void;
-  /** Hands the compiled test binaries to the host, which runs them. */
+  /** Hands test binaries to the host as cargo links them; the host runs them in order. */
   tests(targets: TestTarget[], env: Record<string, string>): void;
 }
 
@@ -602,26 +615,33 @@ export async function runBuild(job: BuildJob, ctx: BuildContext): Promise<Omit<B
     ...config,
   ];
 
-  ctx.notify("progress", { step: "test", text: "compiling the tests" });
-  const tests = await cargo(["test", "--no-run", ...common], work, env, ctx, progress);
-  const compileErrors = errorsOf(tests);
-  if (compileErrors) throw buildFailed("compiling the tests", compileErrors);
-  if (tests.code !== 0) throw cargoFailed("compiling the tests", tests.stderr, job);
-  ctx.tests(testTargets(tests.messages, work), {
+  // one cargo for the tests and the component: rustc compiles both at once, and each test
+  // binary goes to the host as soon as it is linked, to run while the component still builds
+  ctx.notify("progress", { step: "build", text: "compiling the tests and the release component" });
+  const testEnv = {
     CARGO_MANIFEST_DIR: work,
     CARGO_PKG_NAME: resolved.name,
     CARGO_PKG_VERSION: resolved.version,
     CARGO_CRATE_NAME: resolved.name.replaceAll("-", "_"),
-  });
-
-  ctx.notify("progress", { step: "build", text: "building the release component" });
-  const built = await cargo(["build", ...common], work, env, ctx, progress);
-  const buildErrors = errorsOf(built);
-  if (built.code !== 0 || buildErrors) {
-    throw buildErrors
-      ? buildFailed("the build", buildErrors)
-      : cargoFailed("the build", built.stderr, job);
-  }
+  };
+  const built = await cargo(
+    // what `cargo test --no-run` builds (unit and integration tests, examples), and the bins
+    ["build", "--tests", "--examples", "--bins", ...common],
+    work,
+    env,
+    ctx,
+    progress,
+    (m) => {
+      const target = testTarget(m, work);
+      if (target) ctx.tests([target], testEnv);
+    },
+  );
+  const testsBuilt = built.messages.some((m) => testTarget(m, work));
+  // the tests first, as `cargo test` would have stopped there
+  const step = testsBuilt ? "the build" : "compiling the tests";
+  const errors = errorsOf(built);
+  if (errors) throw buildFailed(step, errors);
+  if (built.code !== 0) throw cargoFailed(step, built.stderr, job);
   const artifact = pickArtifact(built.messages, plugin);
   if (!artifact) {
     throw buildFailed(
@@ -631,20 +651,18 @@ export async function runBuild(job: BuildJob, ctx: BuildContext): Promise<Omit<B
   }
   return {
     artifact,
-    warnings: [...job.sdkWarnings, ...warningsOf([...tests.messages, ...built.messages])],
+    warnings: [...job.sdkWarnings, ...warningsOf(built.messages)],
   };
 }
 
-/** The test binaries of a `cargo test --no-run`, labelled as cargo labels them. */
-export function testTargets(messages: CargoMessage[], packageDir: string): TestTarget[] {
-  return messages.filter((m) => m.reason === "compiler-artifact" && m.profile?.test && m.executable)
-    .map((m) => {
-      const src = m.target?.src_path ?? "";
-      const relative = src.startsWith(packageDir + "/") ? src.slice(packageDir.length + 1) : src;
-      const kind = m.target?.kind ?? [];
-      const unit = kind.includes("test") || kind.includes("bench") ? "" : "unittests ";
-      return { file: m.executable!, label: `${unit}${relative || m.target?.name}` };
-    });
+/** A test binary cargo reported linked, labelled as `cargo test` labels it; else undefined. */
+function testTarget(m: CargoMessage, packageDir: string): TestTarget | undefined {
+  if (m.reason !== "compiler-artifact" || !m.profile?.test || !m.executable) return undefined;
+  const src = m.target?.src_path ?? "";
+  const relative = src.startsWith(packageDir + "/") ? src.slice(packageDir.length + 1) : src;
+  const kind = m.target?.kind ?? [];
+  const unit = kind.includes("test") || kind.includes("bench") ? "" : "unittests ";
+  return { file: m.executable, label: `${unit}${relative || m.target?.name}` };
 }
 
 /** What the builder gives back: the result, with the component still in cargo's target folder. */
@@ -846,6 +864,7 @@ async function cargo(
   env: Record<string, string>,
   ctx: BuildContext,
   progress?: CompileProgress,
+  onMessage?: (m: CargoMessage) => void,
 ): Promise<Step> {
   if (ctx.signal.aborted) throw new Error("cargo was stopped");
   const useSetsid = Deno.build.os === "linux";
@@ -880,6 +899,7 @@ async function cargo(
           if (typeof m.reason === "string") {
             messages.push(m);
             if (m.reason === "compiler-artifact") progress?.artifact(m);
+            onMessage?.(m);
             return;
           }
         } catch {
@@ -903,11 +923,12 @@ function rendered(m: CargoMessage): string {
   return m.message?.rendered ?? m.message?.message ?? "";
 }
 
+/** The compiler's errors, each once: the tests and the component compile the same code. */
 function errorsOf(step: Step): string {
-  return step.messages
+  const errors = step.messages
     .filter((m) => m.reason === "compiler-message" && m.message?.level === "error")
-    .map(rendered)
-    .join("\n");
+    .map(rendered);
+  return [...new Set(errors)].join("\n");
 }
 
 /**
@@ -956,7 +977,7 @@ export function testCounts(stdout: string): { passed: number; failed: number } {
 /** The release binary of the crate: the bin named like the plugin, or the only bin. */
 function pickArtifact(messages: CargoMessage[], plugin: string): string | undefined {
   const bins = messages.filter((m) =>
-    m.reason === "compiler-artifact" && m.target?.kind.includes("bin") &&
+    m.reason === "compiler-artifact" && m.target?.kind.includes("bin") && !m.profile?.test &&
     m.executable?.endsWith(".wasm")
   );
   const wanted = plugin.replaceAll("-", "_");

@@ -8,6 +8,7 @@ import { startWorld, TEST_CACHE_DIR, type TestWorld } from "../../tests/world.ts
 import { warningsOf } from "./build.ts";
 import { findWasmToolchain } from "./toolchain.ts";
 import { BUILD_SLOTS, BuildSlots } from "./slots.ts";
+import { isTestHarness } from "./test_run.ts";
 
 const NOTES = new URL("../../plugins/notes/src/main.rs", import.meta.url).pathname;
 
@@ -40,6 +41,8 @@ Deno.test("cargo.build builds and tests the SDK example; core.activate makes it 
     tests: { passed: number; failed: number; output: string };
   };
   assert.match(result.wasm, /^\/state\/cargo\/builds\/\d+\/notes\.wasm$/);
+  // the component, not the test binary cargo built beside it
+  assert.ok(!isTestHarness(await Deno.readFile(join(w.root, result.wasm))));
   // its document beside it, for a consumer's import before the activation
   const discover = (result as { discover?: string }).discover ?? "(none)";
   assert.equal(discover, result.wasm.replace(/notes\.wasm$/, "discover.json"));

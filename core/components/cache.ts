@@ -14,10 +14,13 @@ import { PROVIDED_INTERFACES } from "../../runtime/wasi/provided.ts";
 import {
   ComponentError,
   componentImportNames,
+  sha256Hex,
   type TranspiledComponent,
   TRANSPILER_FINGERPRINT,
 } from "./format.ts";
 import { Transpiler } from "./transpile_thread.ts";
+
+export { sha256Hex };
 import { capMemory, memoryCap } from "./memory_cap.ts";
 import type { ProcessLimits } from "../../runtime/messages.ts";
 
@@ -63,12 +66,6 @@ interface EntryMeta {
   exports: string[];
   modules: string[];
   loops: number;
-}
-
-/** Hex sha256 of bytes. */
-export async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /**

@@ -142,3 +142,9 @@ export function componentImportNames(bytes: Uint8Array): string[] | null {
   }
   return names;
 }
+
+/** Hex sha256 of bytes. */
+export async function sha256Hex(bytes: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}

@@ -19,6 +19,7 @@ import { linkModules, planTableLink, type TablePlan, validates } from "./table_l
 import { readModule } from "./expressions.ts";
 import { keepExports } from "./wasm_sections.ts";
 import { makeRecyclable } from "./recycle.ts";
+import { coreModuleFile, coreModulesOf, type JcoGlue, modulesMatch } from "./jco_shape.ts";
 import {
   ASYNC_WASI_EXPORTS,
   ASYNC_WASI_IMPORTS,
@@ -27,27 +28,28 @@ import {
   type TranspiledComponent,
 } from "./format.ts";
 
+/** A glue to use instead of jco's, and where to tell the glue jco made. */
+export interface GlueOptions {
+  /** jco's glue for a component of this shape (`jco_shape.ts`): jco does not run. */
+  glue?: JcoGlue;
+  /** Gets jco's glue when jco ran and its modules are those read from the component. */
+  onGlue?: (glue: JcoGlue) => void;
+}
+
 /** Transpiles and instruments `bytes`; `name` only labels errors. */
 export async function transpileComponent(
   bytes: Uint8Array,
   name: string,
+  options: GlueOptions = {},
 ): Promise<TranspiledComponent> {
   checkComponentHeader(bytes, name);
-  let result;
-  try {
-    result = await transpileBytes(bytes, {
-      name: "plugin",
-      instantiation: "async",
-      asyncMode: "jspi",
-      asyncImports: ASYNC_WASI_IMPORTS,
-      asyncExports: ASYNC_WASI_EXPORTS,
-      emitTypescriptDeclarations: false,
-      base64Cutoff: 0,
-    });
-  } catch (e) {
-    throw new ComponentError(`${name} is not a valid component: ${errorText(e)}`);
+  const result = fromShape(bytes, options.glue) ?? await jco(bytes, name);
+  const jcoGlue = result.files["plugin.js"];
+  if (!options.glue && options.onGlue && jcoGlue && modulesMatch(bytes, "plugin", result.files)) {
+    const js = new TextDecoder().decode(jcoGlue);
+    options.onGlue({ js, imports: result.imports, exports: result.exports });
   }
-  const exports = result.exports.map(([n]) => n);
+  const exports = result.exports;
   if (!exports.some((e) => e.startsWith("wasi:cli/run@"))) {
     throw new ComponentError(
       `${name} is not a wasi:cli/command component: it does not export wasi:cli/run ` +
@@ -141,6 +143,48 @@ function rewriteModules(
   } finally {
     for (const m of read.values()) m.dispose();
   }
+}
+
+/** What jco writes for a component: its files, imports and exports. */
+export interface JcoOutput {
+  /** The glue `plugin.js` and the core modules `plugin.core.wasm`, `plugin.core2.wasm`, ... */
+  files: Record<string, Uint8Array>;
+  imports: string[];
+  exports: string[];
+}
+
+/** jco's output for `bytes`, with the options Sausage runs components with. */
+export async function jco(bytes: Uint8Array, name: string): Promise<JcoOutput> {
+  try {
+    const result = await transpileBytes(bytes, {
+      name: "plugin",
+      instantiation: "async",
+      asyncMode: "jspi",
+      asyncImports: ASYNC_WASI_IMPORTS,
+      asyncExports: ASYNC_WASI_EXPORTS,
+      emitTypescriptDeclarations: false,
+      base64Cutoff: 0,
+    });
+    const files = result.files as Record<string, Uint8Array>;
+    return { files, imports: result.imports, exports: result.exports.map(([n]) => n) };
+  } catch (e) {
+    throw new ComponentError(`${name} is not a valid component: ${errorText(e)}`);
+  }
+}
+
+/**
+ * What jco would write for `bytes`, from the glue of its shape and its own
+ * core modules; undefined when a module does not validate (jco then says why).
+ */
+function fromShape(bytes: Uint8Array, glue: JcoGlue | undefined): JcoOutput | undefined {
+  const modules = glue && coreModulesOf(bytes);
+  if (!glue || !modules?.every((m) => WebAssembly.validate(m as Uint8Array<ArrayBuffer>))) {
+    return undefined;
+  }
+  const files: Record<string, Uint8Array> = { "plugin.js": new TextEncoder().encode(glue.js) };
+  // copies: each module's buffer is its own, to be transferred from the worker
+  modules.forEach((m, i) => files[coreModuleFile("plugin", i)] = m.slice());
+  return { files, imports: glue.imports, exports: glue.exports };
 }
 
 /** How jco's glue declares the decoder of the strings a component passes to the host. */

@@ -8,10 +8,13 @@
 import { TRANSPILE_WORKER } from "../embedded.ts";
 import { ComponentError, type TranspiledComponent } from "./format.ts";
 import type { TranspileJob, TranspileResult } from "./transpile_worker.ts";
+import { JcoShapes } from "./jco_shape.ts";
 
 const IDLE_MS = 60_000;
 
 interface Job {
+  /** The key of the component's shape, when it has one. */
+  shape: string | undefined;
   resolve: (c: TranspiledComponent) => void;
   reject: (e: Error) => void;
 }
@@ -24,14 +27,17 @@ export class Transpiler {
   #jobs = new Map<number, Job>();
   #nextId = 1;
   #idle: ReturnType<typeof setTimeout> | undefined;
+  /** jco's glues by shape: kept here, they outlive the worker's idle stops. */
+  readonly #shapes = new JcoShapes();
 
   /** Transpiles and instruments `bytes` (a component); `name` labels errors. */
   async transpile(bytes: Uint8Array, name: string): Promise<TranspiledComponent> {
+    const shape = await this.#shapes.keyOf(bytes);
     const worker = this.#start();
     if (this.#idle !== undefined) clearTimeout(this.#idle);
     const id = this.#nextId++;
     const { promise, resolve, reject } = Promise.withResolvers<TranspiledComponent>();
-    this.#jobs.set(id, { resolve, reject });
+    this.#jobs.set(id, { shape, resolve, reject });
     promise.catch(() => {}); // a close() while the worker starts rejects it before we wait on it
     try {
       await this.#ready;
@@ -39,7 +45,8 @@ export class Transpiler {
       this.#jobs.delete(id);
       throw e;
     }
-    if (this.#jobs.has(id)) worker.postMessage({ id, bytes, name } satisfies TranspileJob);
+    const glue = shape === undefined ? undefined : this.#shapes.get(shape);
+    if (this.#jobs.has(id)) worker.postMessage({ id, bytes, name, glue } satisfies TranspileJob);
     return await promise;
   }
 
@@ -85,10 +92,13 @@ export class Transpiler {
     const job = this.#jobs.get(result.id);
     if (!job) return;
     this.#jobs.delete(result.id);
-    if (result.ok) job.resolve(result.component);
-    else {job.reject(
-        result.componentError ? new ComponentError(result.message) : new Error(result.message),
-      );}
+    if (result.ok) {
+      if (result.glue && job.shape !== undefined) this.#shapes.set(job.shape, result.glue);
+      job.resolve(result.component);
+    } else {
+      const { message } = result;
+      job.reject(result.componentError ? new ComponentError(message) : new Error(message));
+    }
     if (this.#jobs.size === 0) {
       this.#idle = setTimeout(() => this.close(), IDLE_MS);
       Deno.unrefTimer(this.#idle);

@@ -8,25 +8,36 @@
 /// <reference lib="deno.worker" />
 import { ComponentError } from "./format.ts";
 import { transpileComponent } from "./transpile.ts";
+import type { JcoGlue } from "./jco_shape.ts";
 
 /** A job for the worker. */
 export interface TranspileJob {
   id: number;
   bytes: Uint8Array;
   name: string;
+  /** jco's glue of the component's shape, when the host has it. */
+  glue?: JcoGlue;
 }
 
 /** The worker's answer to a job (or `{ready: true}` once, when it can take jobs). */
 export type TranspileResult =
   | { ready: true }
-  | { id: number; ok: true; component: Awaited<ReturnType<typeof transpileComponent>> }
+  | {
+    id: number;
+    ok: true;
+    component: Awaited<ReturnType<typeof transpileComponent>>;
+    /** The glue jco made, for the next component of this shape. */
+    glue?: JcoGlue;
+  }
   | { id: number; ok: false; message: string; componentError: boolean };
 
 self.onmessage = async (event: MessageEvent<TranspileJob>) => {
-  const { id, bytes, name } = event.data;
+  const { id, bytes, name, glue } = event.data;
   let result: Exclude<TranspileResult, { ready: true }>;
   try {
-    result = { id, ok: true, component: await transpileComponent(bytes, name) };
+    let made: JcoGlue | undefined;
+    const component = await transpileComponent(bytes, name, { glue, onGlue: (g) => made = g });
+    result = { id, ok: true, component, ...(made ? { glue: made } : {}) };
   } catch (e) {
     result = {
       id,

@@ -104,11 +104,16 @@ export const KIND = { function: 0, table: 1, memory: 2, global: 3, tag: 4 } as c
 
 /** The kind of each import in the contents of an import section, in order. */
 export function importKinds(body: Uint8Array): number[] {
+  return importsOf(body).map((i) => i.kind);
+}
+
+/** The imports in the contents of an import section, in order: names and kind. */
+export function importsOf(body: Uint8Array): { module: string; name: string; kind: number }[] {
   const r = new Reader(body);
-  const kinds: number[] = [];
+  const imports: { module: string; name: string; kind: number }[] = [];
   for (let n = r.u(); n > 0; n--) {
-    r.name();
-    r.name();
+    const module = r.name();
+    const name = r.name();
     const kind = r.byte();
     if (kind === KIND.function) r.u(); // its type
     else if (kind === KIND.table) { // its element type and limits
@@ -122,9 +127,22 @@ export function importKinds(body: Uint8Array): number[] {
       r.byte();
       r.u();
     } else throw new RangeError(`an import of unknown kind ${kind}`);
-    kinds.push(kind);
+    imports.push({ module, name, kind });
   }
-  return kinds;
+  return imports;
+}
+
+/** The exports in the contents of an export section, in order: name and kind. */
+export function exportsOf(body: Uint8Array): { name: string; kind: number }[] {
+  const r = new Reader(body);
+  const exports: { name: string; kind: number }[] = [];
+  for (let n = r.u(); n > 0; n--) {
+    const name = r.name();
+    const kind = r.byte();
+    r.u(); // its index
+    exports.push({ name, kind });
+  }
+  return exports;
 }
 
 /** Skips a value type (a reference type may name its heap type). */
@@ -163,7 +181,11 @@ export function rewriteSections(
     parts.push(new Uint8Array(header), new Uint8Array(content));
     changed = true;
   }
-  if (!changed) return module;
+  return changed ? concat(parts) : module;
+}
+
+/** The parts one after the other, in one array. */
+export function concat(parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const p of parts) {
