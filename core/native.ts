@@ -40,6 +40,8 @@ export interface NativePlugin {
   methods: Record<string, NativeMethod>;
   /** Its `rpc.discover` document (it does not change while the host runs). */
   document: Record<string, unknown>;
+  /** Resolves when the work it does after its answers is done (the host waits when it stops). */
+  settled?: () => Promise<void>;
 }
 
 /** Why a native process was aborted. */

@@ -353,6 +353,7 @@ export class ProcessManager {
     this.#journalRefusals(true);
     const all = this.list();
     await Promise.all(all.map((p) => this.stop(p, "the host is shutting down")));
+    await Promise.all([...this.#native.values()].map((n) => n.settled?.()));
   }
 
   /** Kills everything now (the second Ctrl-C). */

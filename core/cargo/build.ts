@@ -278,8 +278,12 @@ export interface BuildJob {
  */
 export function cargoPlugin(options: BuilderOptions): NativePlugin {
   const slots = options.slots ?? new BuildSlots(options.cacheDir);
+  const cleanups = new Set<Promise<void>>();
   return {
     document: DISCOVER,
+    settled: async () => {
+      while (cleanups.size > 0) await Promise.all(cleanups);
+    },
     methods: {
       "rpc.discover": () => Promise.resolve(DISCOVER),
       build: async (ctx, params) => {
@@ -315,12 +319,17 @@ export function cargoPlugin(options: BuilderOptions): NativePlugin {
         } finally {
           await keepLockFile(job, ctx);
           await Deno.remove(job.work, { recursive: true }).catch(() => {});
-          // the cache is bounded after each build, failed ones too: they fill the target folder
-          const over = await afterBuild(options.cacheDir, job.targetDir).catch((e) => `${e}`);
           slot.release();
-          if (over) ctx.log(`warning: ${over}`);
-          // the next builds at once find their slots' dependencies compiled (in the background)
-          if (built) slots.fill(slot.index).catch(() => {});
+          // after the answer (a walk of the whole cache): bounded after each build, failed ones
+          // too, as they fill the target folder; then slots without compiled crates get these
+          const cleanup = afterBuild(options.cacheDir, job.targetDir).catch((e) => `${e}`).then(
+            (over) => {
+              if (over) ctx.log(`warning: ${over}`);
+              if (built) slots.fill(slot.index).catch(() => {}); // not waited for
+            },
+          );
+          cleanups.add(cleanup);
+          cleanup.finally(() => cleanups.delete(cleanup));
         }
       },
     },
