@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startWorld, TEST_CACHE_DIR, type TestWorld } from "../../tests/world.ts";
-import { warningsOf } from "./build.ts";
+import { warningsOf } from "./compile.ts";
 import { findWasmToolchain } from "./toolchain.ts";
 import { BUILD_SLOTS, BuildSlots } from "./slots.ts";
 import { isTestHarness } from "./test_run.ts";

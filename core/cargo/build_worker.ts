@@ -6,7 +6,7 @@
  * @module
  */
 /// <reference lib="deno.worker" />
-import { type BuildJob, type FromBuilder, runBuild } from "./build.ts";
+import { type BuildJob, type FromBuilder, runBuild } from "./compile.ts";
 import { RpcError } from "../jsonrpc.ts";
 
 const abort = new AbortController();
