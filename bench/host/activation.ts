@@ -30,6 +30,7 @@ import type { Host } from "../../core/host.ts";
 import { checkWorld } from "../../core/interfaces/mod.ts";
 import { testPlugin } from "../../tests/setup.ts";
 import { shuffled } from "./latency.ts";
+import { withCustomSection } from "../../core/components/wasm_sections.ts";
 
 /** The goal for an activation whose transpile is cached, in milliseconds. */
 export const ACTIVATION_GOAL_MS = 300;
@@ -38,24 +39,6 @@ export const ACTIVATION_GOAL_MS = 300;
 const WORLD = { probe: "probe", notes: "notes_v1", agent: "agent_v1" };
 /** Every crate whose cache entry the host's cache gets. */
 const CRATES = ["probe", "notes_v1", "notes_v2", "agent_v1"];
-
-/** `bytes` with a custom section named `tag` appended: the same program, another hash. */
-export function withCustomSection(bytes: Uint8Array, tag: string): Uint8Array {
-  const name = new TextEncoder().encode(tag);
-  const payload = [...leb128(name.length), ...name, 1];
-  return new Uint8Array([...bytes, 0, ...leb128(payload.length), ...payload]);
-}
-
-function leb128(n: number): number[] {
-  const out: number[] = [];
-  do {
-    let byte = n & 0x7f;
-    n >>>= 7;
-    if (n !== 0) byte |= 0x80;
-    out.push(byte);
-  } while (n !== 0);
-  return out;
-}
 
 async function copyDir(from: string, to: string): Promise<void> {
   await Deno.mkdir(to, { recursive: true });

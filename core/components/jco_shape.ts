@@ -26,10 +26,15 @@
  * @module
  */
 import { sha256Hex } from "./format.ts";
-import { concat, exportsOf, importsOf, SECTION, sections } from "./wasm_sections.ts";
+import { concat, exportsOf, importsOf, Reader, SECTION, sections } from "./wasm_sections.ts";
 
 /** Section IDs of a component that this reads. */
-const COMPONENT = { coreModule: 1, component: 4 } as const;
+const COMPONENT = { custom: 0, coreModule: 1, component: 4 } as const;
+/**
+ * The custom sections that may shape the glue (jco may name what it writes
+ * after them); others, such as `producers` or a tag, do not.
+ */
+const NAMES = new Set(["component-name", "name"]);
 const COMPONENT_HEADER = [0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00];
 
 /** What jco made of a component, besides its core modules. */
@@ -76,15 +81,17 @@ function holdsCoreModules(component: Uint8Array): boolean {
 }
 
 /**
- * The bytes jco's glue depends on: the component's own sections, and of
- * each core module the names and kinds of its imports and exports (their
- * type and function indices change with every edit of its code).
+ * The bytes jco's glue depends on: the component's own sections (of its
+ * custom sections, only the names), and of each core module the names and
+ * kinds of its imports and exports (their type and function indices change
+ * with every edit of its code).
  */
 export function shapeOf(component: Uint8Array): Uint8Array | undefined {
   if (coreModulesOf(component) === undefined) return undefined;
   const parts: Uint8Array[] = [component.subarray(0, 8)];
   const encoder = new TextEncoder();
   for (const s of sections(component)) {
+    if (s.id === COMPONENT.custom && !NAMES.has(customName(s.body))) continue;
     if (s.id !== COMPONENT.coreModule) {
       parts.push(component.subarray(s.start, s.end));
       continue;
@@ -97,6 +104,15 @@ export function shapeOf(component: Uint8Array): Uint8Array | undefined {
     parts.push(new Uint8Array([s.id]), encoder.encode(`${JSON.stringify(links)}\n`));
   }
   return concat(parts);
+}
+
+/** The name of a custom section, from its contents; "" when it has none. */
+function customName(body: Uint8Array): string {
+  try {
+    return new Reader(body).name();
+  } catch {
+    return "";
+  }
 }
 
 /** jco's file name of the `i`th core module (from 0) of a component named `name`. */

@@ -11,6 +11,7 @@ import {
 import { jco, transpileComponent } from "./transpile.ts";
 import { sections } from "./wasm_sections.ts";
 import { testPlugin } from "../../tests/setup.ts";
+import { withCustomSection } from "./wasm_sections.ts";
 
 async function jcoGlue(bytes: Uint8Array) {
   const { files } = await jco(bytes, "a test plugin");
@@ -51,6 +52,11 @@ Deno.test("components of one shape get one glue from jco, and their modules are 
     await shapes.keyOf(await Deno.readFile(await testPlugin(name)));
   assert.equal(await keyOf("notes_v1"), await keyOf("notes_v2"));
   assert.notEqual(await keyOf("probe"), await keyOf("fsprobe"));
+  // a custom section of its own (a tag, producers) does not change the glue
+  const probe = await Deno.readFile(await testPlugin("probe"));
+  const tagged = withCustomSection(probe, "a-tag");
+  assert.equal(await shapes.keyOf(tagged), await shapes.keyOf(probe));
+  assert.equal((await jcoGlue(tagged)).js, (await jcoGlue(probe)).js);
   assert.ok(glues.size < names.length, "some of them share a shape");
   // the shipped agent, built like any plugin of the SDK
   const agent = await Deno.readFile(

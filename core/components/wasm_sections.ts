@@ -229,3 +229,17 @@ export function keepExports(module: Uint8Array, keep: ReadonlySet<string>): Uint
     return out;
   });
 }
+
+/**
+ * `bytes` (a module or a component) with a custom section named `tag`
+ * appended: the same program, another hash.
+ */
+export function withCustomSection(bytes: Uint8Array, tag: string): Uint8Array {
+  const name = new TextEncoder().encode(tag);
+  const payload: number[] = [];
+  leb(name.length, payload);
+  payload.push(...name, 1);
+  const header = [0];
+  leb(payload.length, header);
+  return concat([bytes, new Uint8Array(header), new Uint8Array(payload)]);
+}
