@@ -42,6 +42,7 @@ import { web } from "./host/web.ts";
 import { wasmtime } from "./host/wasmtime.ts";
 import { durability } from "./host/durability.ts";
 import { journal } from "./host/journal.ts";
+import { chain } from "./host/chain.ts";
 import type { Section } from "./section.ts";
 
 /** Every section, in the order they run. Add new sections here. */
@@ -56,6 +57,7 @@ export const SECTIONS: Section[] = [
   memory,
   vfs,
   locks,
+  chain,
   preemption,
   activation,
   interfaces,

@@ -236,17 +236,23 @@ export class LinkedComponent {
   }
 }
 
-/** Instances kept per key, about as many as a worker runs processes of one version at once. */
-const KEEP_PER_KEY = 8;
 /**
- * Instances kept on a worker in all: each holds its memory (up to 4 MiB) and
- * its glue (some 40 KB).
+ * Bytes of instances kept on a worker in all (their memories, and what each
+ * holds besides: its glue's objects, some 40 KB), as much as 16 instances of
+ * 4 MiB. No count per version: an instance is kept only when its process
+ * ends, so a version never has more kept than it had processes at once, and
+ * a chain of calls as deep as `call_depth` allows finds as many instances
+ * ready as it had the time before (fresh ones made each hop cost twice as
+ * much, DECISIONS).
  */
-const KEEP_ALL = 16;
+const KEEP_BYTES = 64 * 2 ** 20;
+/** What a kept instance holds besides its memory. */
+const INSTANCE_BYTES = 64 * 1024;
 /** A key whose instances no process took or left for this long gives them up. */
 const KEEP_IDLE_MS = 60_000;
 const kept = new Map<string, LinkedComponent[]>();
-let keptCount = 0;
+const keptSize = new WeakMap<LinkedComponent, number>();
+let keptBytes = 0;
 const lastUse = new Map<string, number>();
 let sweep: ReturnType<typeof setTimeout> | undefined;
 
@@ -256,7 +262,7 @@ export function takeLinked(key: string): LinkedComponent | undefined {
   const list = kept.get(key);
   const linked = list?.pop();
   if (!linked) return undefined;
-  keptCount--;
+  keptBytes -= keptSize.get(linked) ?? 0;
   if (list!.length === 0) kept.delete(key);
   return linked;
 }
@@ -264,22 +270,25 @@ export function takeLinked(key: string): LinkedComponent | undefined {
 /** After a clean exit of its process: resets `linked` and keeps it for the next, if it can. */
 export function keepLinked(linked: LinkedComponent): void {
   lastUse.set(linked.key, performance.now());
-  let list = kept.get(linked.key);
-  if ((list?.length ?? 0) >= KEEP_PER_KEY) {
+  if (!linked.reset()) return;
+  const size = linked.memory.heldBytes + INSTANCE_BYTES;
+  if (size > KEEP_BYTES) {
     linked.memory.release();
     return;
   }
-  if (!linked.reset()) return;
+  let list = kept.get(linked.key);
   list ??= [];
   kept.delete(linked.key); // the key used last goes last
   kept.set(linked.key, list);
   list.push(linked);
-  keptCount++;
-  if (keptCount > KEEP_ALL) {
+  keptSize.set(linked, size);
+  keptBytes += size;
+  while (keptBytes > KEEP_BYTES) {
     // the key used longest ago gives one up
     const [oldest, entries] = kept.entries().next().value!;
-    entries.shift()?.memory.release();
-    keptCount--;
+    const dropped = entries.shift()!;
+    keptBytes -= keptSize.get(dropped) ?? 0;
+    dropped.memory.release();
     if (entries.length === 0) kept.delete(oldest);
   }
   sweep ??= sweepLater();
@@ -289,8 +298,10 @@ export function keepLinked(linked: LinkedComponent): void {
 export function dropLinked(matches: (key: string) => boolean): void {
   for (const [key, list] of kept) {
     if (!matches(key)) continue;
-    for (const linked of list) linked.memory.release();
-    keptCount -= list.length;
+    for (const linked of list) {
+      keptBytes -= keptSize.get(linked) ?? 0;
+      linked.memory.release();
+    }
     kept.delete(key);
   }
 }

@@ -161,6 +161,11 @@ export class ProcessMemory {
     return true;
   }
 
+  /** Bytes of the linear memory it holds, its real size (0 once released). */
+  get heldBytes(): number {
+    return this.#memory?.buffer.byteLength ?? 0;
+  }
+
   /** Zeroes the memory and keeps it for the next process; only after a clean exit. */
   release(): void {
     const memory = this.#memory;

@@ -30,6 +30,23 @@ Deno.test("processes of a version run one after another on one instance, each as
   assert.ok(reused >= 8, `${reused} of 10 processes ran on an instance an earlier one left`);
 });
 
+Deno.test("a chain of calls deeper than before finds every instance ready the second time", async () => {
+  await using w = await startWorld({
+    ...ONE_WORKER,
+    files: { "config/limits.yaml": "call_depth: 64\n" },
+  });
+  // 41 processes of probe at once on the one worker, twice
+  const chain = { fan: 1, depth: 40 };
+  const first = await callToEnd(w, "probe.tree", chain);
+  assert.deepEqual(first.result, { leaves: 1, failed: 0, error: null }, JSON.stringify(first));
+  const before = { ...w.host.pool.starts };
+  const second = await callToEnd(w, "probe.tree", chain);
+  assert.deepEqual(second.result, { leaves: 1, failed: 0, error: null });
+  const reused = w.host.pool.starts.reused - before.reused;
+  // each process of the chain on an instance one of the run before left (not 8, and 33 new)
+  assert.equal(reused, 41, JSON.stringify(w.host.pool.starts));
+});
+
 Deno.test("a process that exits deep in its stack leaves the stack pointer to no one", async () => {
   await using w = await startWorld(ONE_WORKER);
   const before = w.host.pool.starts.reused;
