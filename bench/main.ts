@@ -43,6 +43,7 @@ import { wasmtime } from "./host/wasmtime.ts";
 import { durability } from "./host/durability.ts";
 import { journal } from "./host/journal.ts";
 import { chain } from "./host/chain.ts";
+import { transpileMemory } from "./host/transpile_memory.ts";
 import type { Section } from "./section.ts";
 
 /** Every section, in the order they run. Add new sections here. */
@@ -55,6 +56,7 @@ export const SECTIONS: Section[] = [
   web,
   ready,
   memory,
+  transpileMemory,
   vfs,
   locks,
   chain,

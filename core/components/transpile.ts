@@ -10,7 +10,6 @@
  *
  * @module
  */
-import { transpileBytes } from "@bytecodealliance/jco-transpile";
 import type binaryen from "binaryen";
 import { instrumentModule } from "./instrument.ts";
 import { poolModules } from "./pooled_memory.ts";
@@ -34,6 +33,8 @@ export interface GlueOptions {
   glue?: JcoGlue;
   /** Gets jco's glue when jco ran and its modules are those read from the component. */
   onGlue?: (glue: JcoGlue) => void;
+  /** Told when jco runs (not from a known shape). */
+  onJco?: () => void;
 }
 
 /** Transpiles and instruments `bytes`; `name` only labels errors. */
@@ -43,7 +44,11 @@ export async function transpileComponent(
   options: GlueOptions = {},
 ): Promise<TranspiledComponent> {
   checkComponentHeader(bytes, name);
-  const result = fromShape(bytes, options.glue) ?? await jco(bytes, name);
+  let result = fromShape(bytes, options.glue);
+  if (!result) {
+    options.onJco?.();
+    result = await jco(bytes, name);
+  }
   const jcoGlue = result.files["plugin.js"];
   if (!options.glue && options.onGlue && jcoGlue && modulesMatch(bytes, "plugin", result.files)) {
     const js = new TextDecoder().decode(jcoGlue);
@@ -153,8 +158,13 @@ export interface JcoOutput {
   exports: string[];
 }
 
-/** jco's output for `bytes`, with the options Sausage runs components with. */
+/**
+ * jco's output for `bytes`, with the options Sausage runs components with.
+ * jco loads on the first call: a transpile from a known shape never loads
+ * it (it holds some 200 MB once it has run).
+ */
 export async function jco(bytes: Uint8Array, name: string): Promise<JcoOutput> {
+  const { transpileBytes } = await import("@bytecodealliance/jco-transpile");
   try {
     const result = await transpileBytes(bytes, {
       name: "plugin",

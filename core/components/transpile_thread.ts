@@ -1,7 +1,10 @@
 /**
  * Runs `transpile.ts` in a worker of its own (see `transpile_worker.ts`),
  * started on the first miss of the cache and stopped after a minute without
- * work.
+ * work. The worker gets one job at a time, so that the host can give it up
+ * between two: jco's memory (some 200 MB once it has run) stays with the
+ * worker that ran it, so a job that needs no jco (its shape is known) goes
+ * to a fresh worker rather than to one that ran jco.
  *
  * @module
  */
@@ -13,6 +16,8 @@ import { JcoShapes } from "./jco_shape.ts";
 const IDLE_MS = 60_000;
 
 interface Job {
+  bytes: Uint8Array;
+  name: string;
   /** The key of the component's shape, when it has one. */
   shape: string | undefined;
   resolve: (c: TranspiledComponent) => void;
@@ -23,42 +28,56 @@ interface Job {
 export class Transpiler {
   #worker: Worker | undefined;
   #ready: Promise<void> | undefined;
-  #cancelReady: ((e: Error) => void) | undefined;
-  #jobs = new Map<number, Job>();
+  /** Jobs not yet sent, in order. */
+  readonly #queue: Job[] = [];
+  /** The job the worker has, by its id. */
+  #running: { id: number; job: Job } | undefined;
   #nextId = 1;
+  /** The worker ran jco: it holds jco's memory. */
+  #holdsJco = false;
   #idle: ReturnType<typeof setTimeout> | undefined;
-  /** jco's glues by shape: kept here, they outlive the worker's idle stops. */
+  /** jco's glues by shape: kept here, they outlive the worker's stops. */
   readonly #shapes = new JcoShapes();
+  #started = 0;
+
+  /** How many workers it started so far. */
+  get started(): number {
+    return this.#started;
+  }
 
   /** Transpiles and instruments `bytes` (a component); `name` labels errors. */
   async transpile(bytes: Uint8Array, name: string): Promise<TranspiledComponent> {
     const shape = await this.#shapes.keyOf(bytes);
-    const worker = this.#start();
-    if (this.#idle !== undefined) clearTimeout(this.#idle);
-    const id = this.#nextId++;
     const { promise, resolve, reject } = Promise.withResolvers<TranspiledComponent>();
-    this.#jobs.set(id, { shape, resolve, reject });
-    promise.catch(() => {}); // a close() while the worker starts rejects it before we wait on it
-    try {
-      await this.#ready;
-    } catch (e) {
-      this.#jobs.delete(id);
-      throw e;
-    }
-    const glue = shape === undefined ? undefined : this.#shapes.get(shape);
-    if (this.#jobs.has(id)) worker.postMessage({ id, bytes, name, glue } satisfies TranspileJob);
+    this.#queue.push({ bytes, name, shape, resolve, reject });
+    this.#next();
     return await promise;
   }
 
   /** Stops the worker (pending jobs fail). */
   close(): void {
+    this.#stop();
+    const error = new Error("the transpiler was stopped");
+    this.#running?.job.reject(error);
+    this.#running = undefined;
+    for (const job of this.#queue.splice(0)) job.reject(error);
+  }
+
+  /** Sends the next job when the worker has none. */
+  #next(): void {
+    if (this.#running || this.#queue.length === 0) return;
     if (this.#idle !== undefined) clearTimeout(this.#idle);
-    this.#worker?.terminate();
-    this.#worker = undefined;
-    this.#cancelReady?.(new Error("the transpiler was stopped"));
-    this.#ready = undefined;
-    for (const job of this.#jobs.values()) job.reject(new Error("the transpiler was stopped"));
-    this.#jobs.clear();
+    this.#idle = undefined;
+    const job = this.#queue.shift()!;
+    const id = this.#nextId++;
+    this.#running = { id, job };
+    const glue = job.shape === undefined ? undefined : this.#shapes.get(job.shape);
+    if (glue && this.#holdsJco) this.#stop();
+    const worker = this.#start();
+    this.#ready!.then(() => {
+      if (this.#running?.id !== id || this.#worker !== worker) return; // stopped meanwhile
+      worker.postMessage({ id, bytes: job.bytes, name: job.name, glue } satisfies TranspileJob);
+    }, (e) => this.#failAll(e));
   }
 
   #start(): Worker {
@@ -67,9 +86,9 @@ export class Transpiler {
       type: "module",
       name: "sausage-transpiler",
     });
+    this.#started++;
     const ready = Promise.withResolvers<void>();
     this.#ready = ready.promise;
-    this.#cancelReady = ready.reject;
     ready.promise.catch(() => {}); // the jobs carry the error
     worker.onmessage = (event: MessageEvent<TranspileResult>) => {
       if ("ready" in event.data) ready.resolve();
@@ -79,19 +98,34 @@ export class Transpiler {
       event.preventDefault();
       const error = new Error(`the transpiler failed: ${event.message}`);
       ready.reject(error);
-      for (const job of this.#jobs.values()) job.reject(error);
-      this.#jobs.clear();
-      this.#worker?.terminate();
-      this.#worker = undefined;
+      this.#failAll(error);
     };
     this.#worker = worker;
     return worker;
   }
 
+  #stop(): void {
+    if (this.#idle !== undefined) clearTimeout(this.#idle);
+    this.#idle = undefined;
+    this.#worker?.terminate();
+    this.#worker = undefined;
+    this.#ready = undefined;
+    this.#holdsJco = false;
+  }
+
+  /** A worker that failed: its job and those waiting fail with it; the next job starts another. */
+  #failAll(error: Error): void {
+    this.#stop();
+    this.#running?.job.reject(error);
+    this.#running = undefined;
+    for (const job of this.#queue.splice(0)) job.reject(error);
+  }
+
   #done(result: Exclude<TranspileResult, { ready: true }>): void {
-    const job = this.#jobs.get(result.id);
-    if (!job) return;
-    this.#jobs.delete(result.id);
+    const running = this.#running;
+    if (!running || running.id !== result.id) return;
+    this.#running = undefined;
+    const { job } = running;
     if (result.ok) {
       if (result.glue && job.shape !== undefined) this.#shapes.set(job.shape, result.glue);
       job.resolve(result.component);
@@ -99,8 +133,10 @@ export class Transpiler {
       const { message } = result;
       job.reject(result.componentError ? new ComponentError(message) : new Error(message));
     }
-    if (this.#jobs.size === 0) {
-      this.#idle = setTimeout(() => this.close(), IDLE_MS);
+    if (result.ranJco) this.#holdsJco = true;
+    if (this.#queue.length > 0) this.#next();
+    else if (this.#worker) {
+      this.#idle = setTimeout(() => this.#stop(), IDLE_MS);
       Deno.unrefTimer(this.#idle);
     }
   }

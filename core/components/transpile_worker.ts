@@ -28,22 +28,30 @@ export type TranspileResult =
     component: Awaited<ReturnType<typeof transpileComponent>>;
     /** The glue jco made, for the next component of this shape. */
     glue?: JcoGlue;
+    /** jco ran: the worker holds its memory (some 200 MB) until it ends. */
+    ranJco?: boolean;
   }
-  | { id: number; ok: false; message: string; componentError: boolean };
+  | { id: number; ok: false; message: string; componentError: boolean; ranJco?: boolean };
 
 self.onmessage = async (event: MessageEvent<TranspileJob>) => {
   const { id, bytes, name, glue } = event.data;
   let result: Exclude<TranspileResult, { ready: true }>;
+  let ranJco = false;
   try {
     let made: JcoGlue | undefined;
-    const component = await transpileComponent(bytes, name, { glue, onGlue: (g) => made = g });
-    result = { id, ok: true, component, ...(made ? { glue: made } : {}) };
+    const component = await transpileComponent(bytes, name, {
+      glue,
+      onGlue: (g) => made = g,
+      onJco: () => ranJco = true,
+    });
+    result = { id, ok: true, component, ...(made ? { glue: made } : {}), ranJco };
   } catch (e) {
     result = {
       id,
       ok: false,
       message: e instanceof Error ? e.message : String(e),
       componentError: e instanceof ComponentError,
+      ranJco,
     };
   }
   const transfer = result.ok
