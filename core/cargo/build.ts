@@ -45,6 +45,7 @@ import {
   testCounts,
   type TestTarget,
 } from "./compile.ts";
+
 /** Free bytes below which a disk is taken as the cause of a failed step: a build needs far more. */
 export const LOW_ROOM_BYTES = 32 * 1024 * 1024;
 

@@ -87,21 +87,26 @@ function holdsCoreModules(component: Uint8Array): boolean {
  * with every edit of its code).
  */
 export function shapeOf(component: Uint8Array): Uint8Array | undefined {
-  if (coreModulesOf(component) === undefined) return undefined;
+  if (!COMPONENT_HEADER.every((b, i) => component[i] === b)) return undefined;
   const parts: Uint8Array[] = [component.subarray(0, 8)];
   const encoder = new TextEncoder();
-  for (const s of sections(component)) {
-    if (s.id === COMPONENT.custom && !NAMES.has(customName(s.body))) continue;
-    if (s.id !== COMPONENT.coreModule) {
-      parts.push(component.subarray(s.start, s.end));
-      continue;
+  try {
+    for (const s of sections(component)) {
+      if (s.id === COMPONENT.component && holdsCoreModules(s.body)) return undefined;
+      if (s.id === COMPONENT.custom && !NAMES.has(customName(s.body))) continue;
+      if (s.id !== COMPONENT.coreModule) {
+        parts.push(component.subarray(s.start, s.end));
+        continue;
+      }
+      const links: unknown[] = [];
+      for (const inner of sections(s.body)) {
+        if (inner.id === SECTION.import) links.push(importsOf(inner.body));
+        if (inner.id === SECTION.export) links.push(exportsOf(inner.body));
+      }
+      parts.push(new Uint8Array([s.id]), encoder.encode(`${JSON.stringify(links)}\n`));
     }
-    const links: unknown[] = [];
-    for (const inner of sections(s.body)) {
-      if (inner.id === SECTION.import) links.push(importsOf(inner.body));
-      if (inner.id === SECTION.export) links.push(exportsOf(inner.body));
-    }
-    parts.push(new Uint8Array([s.id]), encoder.encode(`${JSON.stringify(links)}\n`));
+  } catch {
+    return undefined; // not well formed, outside or in a module: jco says why
   }
   return concat(parts);
 }

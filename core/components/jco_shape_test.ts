@@ -91,6 +91,12 @@ Deno.test("bytes that are not a component, or nest components, have no shape", (
   assert.deepEqual(coreModulesOf(new Uint8Array([...header, 4, 8, ...header])), []);
   // a section that runs past the end
   assert.equal(coreModulesOf(new Uint8Array([...header, 1, 9, 0])), undefined);
+  // a core module whose own section runs past its end: no shape, so jco names the fault
+  const shortModule = [0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 2, 9, 0];
+  assert.equal(
+    shapeOf(new Uint8Array([...header, 1, shortModule.length, ...shortModule])),
+    undefined,
+  );
   assert.deepEqual(coreModulesOf(new Uint8Array(header)), []);
 });
 

@@ -40,6 +40,11 @@ export class Transpiler {
   readonly #shapes = new JcoShapes();
   #started = 0;
 
+  /** Jobs it has: the one its worker runs and those waiting. */
+  get jobs(): number {
+    return this.#queue.length + (this.#running ? 1 : 0);
+  }
+
   /** How many workers it started so far. */
   get started(): number {
     return this.#started;

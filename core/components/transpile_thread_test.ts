@@ -54,7 +54,8 @@ Deno.test("close() fails the jobs still waiting, with a reason", async () => {
   const jobs = Promise.allSettled(
     [1, 2, 3].map((i) => transpiler.transpile(withCustomSection(probe, `${i}`), "p")),
   );
-  await new Promise((r) => setTimeout(r, 20)); // their shapes are read: one runs, two wait
+  // once their shapes are read: one runs, two wait
+  while (transpiler.jobs < 3) await new Promise((r) => setTimeout(r, 1));
   transpiler.close();
   for (const job of await jobs) {
     assert.equal(job.status, "rejected");
